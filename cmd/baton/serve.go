@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/batonhq/baton/app"
+	"github.com/batonhq/baton/httpapi"
+)
+
+func newServe() *cobra.Command {
+	var (
+		cfg                 app.Config
+		adminTok, workerTok string
+		logLevel, logFormat string
+		db, egressAllow     string
+		sandbox             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the controller (and in-process workers)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(logLevel, logFormat)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = log
+			cfg.Tokens = httpapi.Tokens{Admin: adminTok, Worker: workerTok}
+			_ = db
+			_ = egressAllow
+			_ = sandbox
+			ctx := cmd.Context()
+			a, err := app.New(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if err := a.Start(ctx); err != nil {
+				_ = a.Shutdown(context.Background())
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "baton listening on %s\n", a.URL())
+			fmt.Fprintf(out, "admin token:  %s\n", a.Tokens.Admin)
+			fmt.Fprintf(out, "worker token: %s\n", a.Tokens.Worker)
+			<-ctx.Done()
+			log.Info("shutting down")
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace+30*time.Second)
+			defer cancel()
+			return a.Shutdown(sctx)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "directory for the embedded databases, tokens and artifacts")
+	fs.StringVar(&db, "db", "", "main DB DSN: sqlite:PATH (default <data-dir>/baton.db) or mysql://user:pass@host:port/db")
+	fs.StringVar(&cfg.Redis, "redis", "", "Redis URL of the queue store, e.g. redis://127.0.0.1:6379/0 (empty = embedded SQLite store)")
+	fs.StringVar(&cfg.RedisNamespace, "redis-namespace", "baton", "key namespace in Redis (one hash tag: all keys in one cluster slot)")
+	fs.IntVar(&cfg.Workers, "workers", -1, "in-process worker slots (-1 = number of CPUs, 0 = none)")
+	fs.BoolVar(&sandbox, "sandbox", false, "start the built-in provider simulator and point every check at it")
+	fs.StringVar(&adminTok, "admin-token", "", "admin bearer token (generated into <data-dir>/admin.token when empty)")
+	fs.StringVar(&workerTok, "worker-token", "", "worker bearer token (generated into <data-dir>/worker.token when empty)")
+	fs.StringVar(&egressAllow, "egress-allow", "", "private CIDRs outbound fetches may reach, comma-separated (default none)")
+	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running tasks may finish at shutdown")
+	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&logFormat, "log-format", "text", "text or json")
+	usageEnv(fs)
+	return cmd
+}

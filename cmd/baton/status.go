@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/batonhq/baton/httpapi"
+)
+
+func newStatus() *cobra.Command {
+	var cf clientFlags
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show queues, running tasks and workers",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tok, err := cf.token()
+			if err != nil {
+				return err
+			}
+			c := httpapi.NewClient(cf.controller, tok)
+			ctx := cmd.Context()
+			qs, err := c.Queues(ctx)
+			if err != nil {
+				return err
+			}
+			ws, err := c.Workers(ctx)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "QUEUE\tREADY\tRUNNING\tRETRY\tDEAD\tOLDEST\tRATE/MIN\tPAUSED\t")
+			var tr, tq, tt, td int64
+			for _, q := range qs {
+				rate := "-"
+				if q.RatePerMin > 0 {
+					rate = fmt.Sprint(q.RatePerMin)
+				}
+				paused := ""
+				if q.Paused {
+					paused = "paused"
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", q.Name, q.Ready, q.Running, q.Retry, q.Dead,
+					age(time.Duration(q.OldestAgeMs)*time.Millisecond), rate, paused)
+				tr, tq, tt, td = tr+q.Ready, tq+q.Running, tt+q.Retry, td+q.Dead
+			}
+			fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t\t\t\t\n", tr, tq, tt, td)
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			tw = tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "WORKER\tNAME\tRUNNING\tLAST SEEN\tTYPES")
+			for _, w := range ws {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s ago\t%s\n", w.ID, w.Name, w.Running, age(time.Since(w.LastSeen)), strings.Join(w.Types, ","))
+			}
+			if len(ws) == 0 {
+				fmt.Fprintln(tw, "(no worker seen in the last 24h)\t\t\t\t")
+			}
+			return tw.Flush()
+		},
+	}
+	cf.register(cmd.Flags())
+	usageEnv(cmd.Flags())
+	return cmd
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
