@@ -71,58 +71,61 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 		return resp, baton.Errorf(baton.EInvalid, "at most %d results per batch", baton.MaxResultsBatch)
 	}
 	now := c.now()
+	// errs[i] is item i's refusal; nil once accepted. Answers keep input order.
+	errs := make([]error, len(items))
 	comps := make([]queue.Completion, 0, len(items))
 	idx := make([]int, 0, len(items))
-	reject := func(id string, err error) {
-		resp.Rejected = append(resp.Rejected, baton.Rejection{TaskID: id, Code: baton.ErrorCode(err), Message: baton.ErrorMessage(err)})
-	}
 	for i := range items {
 		it := &items[i]
 		if it.TaskID == "" {
-			reject(it.TaskID, baton.Errorf(baton.EInvalid, "taskId is required"))
+			errs[i] = baton.Errorf(baton.EInvalid, "taskId is required")
 			continue
 		}
 		if err := it.Result.Validate(); err != nil {
-			reject(it.TaskID, err)
+			errs[i] = err
 			continue
 		}
 		comp := queue.Completion{
 			TaskID: it.TaskID, Result: it.Result, Now: now, Jitter: jitter(), Backoff: c.backoff,
 		}
 		if err := c.plan(ctx, &comp); err != nil {
-			reject(it.TaskID, err)
+			errs[i] = err
 			continue
 		}
 		comps = append(comps, comp)
 		idx = append(idx, i)
 	}
-	if len(comps) == 0 {
-		return resp, nil
-	}
-	res, err := c.store.Complete(ctx, comps)
-	if err != nil {
-		return resp, storeErr("complete", err)
-	}
-	woke := false
-	for k, r := range res {
-		it := items[idx[k]]
-		if r.Err != nil {
-			if errors.Is(r.Err, baton.ErrLeaseLost) {
-				c.metrics.leaseLost.Inc()
-			}
-			reject(it.TaskID, storeErr("complete", r.Err))
-			continue
+	if len(comps) > 0 {
+		res, err := c.store.Complete(ctx, comps)
+		if err != nil {
+			return resp, storeErr("complete", err)
 		}
-		resp.Accepted = append(resp.Accepted, it.TaskID)
-		if !r.Ack.Duplicate {
-			c.metrics.observeResult(comps[k], r.Ack)
-			if r.Ack.State == baton.StatePending || len(comps[k].FollowUps) > 0 {
-				woke = true
+		woke := false
+		for k, r := range res {
+			if r.Err != nil {
+				if errors.Is(r.Err, baton.ErrLeaseLost) {
+					c.metrics.leaseLost.Inc()
+				}
+				errs[idx[k]] = storeErr("complete", r.Err)
+				continue
+			}
+			if !r.Ack.Duplicate {
+				c.metrics.observeResult(comps[k], r.Ack)
+				if r.Ack.State == baton.StatePending || len(comps[k].FollowUps) > 0 {
+					woke = true
+				}
 			}
 		}
+		if woke {
+			c.wake.signal()
+		}
 	}
-	if woke {
-		c.wake.signal()
+	for i, err := range errs {
+		if err != nil {
+			resp.Rejected = append(resp.Rejected, baton.Rejection{TaskID: items[i].TaskID, Code: baton.ErrorCode(err), Message: baton.ErrorMessage(err)})
+		} else {
+			resp.Accepted = append(resp.Accepted, items[i].TaskID)
+		}
 	}
 	return resp, nil
 }

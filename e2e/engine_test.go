@@ -74,7 +74,7 @@ func TestKilledWorkersLoseNothing(t *testing.T) {
 			admin := httpapi.NewClient(ctrl.url, adminTok)
 			ghost := httpapi.NewClient(ctrl.url, workerTok)
 			ctx := context.Background()
-			ids := createSleeps(t, admin, 150, 150, 2000)
+			ids := createSleeps(t, admin, 150, 300, 2000)
 
 			// A "ghost" worker claims two tasks and falls silent.
 			held, err := ghost.Claim(ctx, baton.ClaimRequest{WorkerID: "ghost", Types: []string{"baton.*"}, Max: 2})
@@ -86,22 +86,31 @@ func TestKilledWorkersLoseNothing(t *testing.T) {
 			b := runWorker(t, "w-b", ctrl.url, "--concurrency", "4")
 			runWorker(t, "w-c", ctrl.url, "--concurrency", "4")
 
-			// Wait until the victims hold tasks, note which, then SIGKILL them.
-			var victims map[string]string
+			// Wait until the victims hold tasks, SIGKILL them, then note what
+			// they died holding: tasks still processing under their names.
 			waitFor(t, "victims to hold tasks", 60*time.Second, func() bool {
-				_, infos := tasksByState(t, admin, ids)
-				victims = map[string]string{}
-				seen := map[string]bool{}
-				for id, ti := range infos {
-					if ti.Status == baton.StateProcessing && (ti.WorkerID == "w-a" || ti.WorkerID == "w-b") {
-						victims[id] = ti.WorkerID
-						seen[ti.WorkerID] = true
-					}
+				ws, err := admin.Workers(ctx)
+				if err != nil {
+					return false
 				}
-				return seen["w-a"] && seen["w-b"]
+				held := map[string]bool{}
+				for _, w := range ws {
+					held[w.ID] = w.Running > 0
+				}
+				return held["w-a"] && held["w-b"]
 			})
 			a.kill()
 			b.kill()
+			victims := map[string]string{}
+			_, infos0 := tasksByState(t, admin, ids)
+			for id, ti := range infos0 {
+				if ti.Status == baton.StateProcessing && (ti.WorkerID == "w-a" || ti.WorkerID == "w-b") {
+					victims[id] = ti.WorkerID
+				}
+			}
+			if len(victims) == 0 {
+				t.Fatalf("the killed workers held no tasks at their death")
+			}
 
 			waitFor(t, "every task to complete", 180*time.Second, allCompleted(t, admin, ids))
 			by, infos := tasksByState(t, admin, ids)
@@ -197,7 +206,7 @@ func TestControllerKilledAndRestarted(t *testing.T) {
 // Two controllers share one Redis: workers on either run tasks created on
 // either, and a claim waiting on one wakes when a task arrives on the other.
 func TestTwoControllersOneRedis(t *testing.T) {
-	ns := "e2e-" + randHex(6)
+	ns := redisNS(t)
 	c1 := serve(t, "controller-a", t.TempDir(), "--redis", redisURL(), "--redis-namespace", ns)
 	c2 := serve(t, "controller-b", t.TempDir(), "--redis", redisURL(), "--redis-namespace", ns)
 	a1 := httpapi.NewClient(c1.url, adminTok)

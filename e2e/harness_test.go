@@ -20,6 +20,7 @@ import (
 
 	baton "github.com/batonhq/baton"
 	"github.com/batonhq/baton/httpapi"
+	"github.com/batonhq/baton/internal/redisns"
 )
 
 var batonBin string
@@ -53,6 +54,17 @@ func randHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// redisNS returns a fresh namespace that is dropped when the test ends.
+func redisNS(t *testing.T) string {
+	ns := "e2e-" + randHex(6)
+	t.Cleanup(func() {
+		if _, err := redisns.Drop(context.Background(), redisURL(), ns); err != nil {
+			t.Errorf("drop redis namespace %s: %v", ns, err)
+		}
+	})
+	return ns
+}
+
 // storeKind is one queue store configuration the tests run against.
 type storeKind struct {
 	name string
@@ -63,7 +75,7 @@ func stores() []storeKind {
 	return []storeKind{
 		{"sqlite", func(*testing.T) []string { return nil }},
 		{"redis", func(t *testing.T) []string {
-			return []string{"--redis", redisURL(), "--redis-namespace", "e2e-" + randHex(6)}
+			return []string{"--redis", redisURL(), "--redis-namespace", redisNS(t)}
 		}},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton/app"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/httpapi"
+	"github.com/batonhq/baton/internal/redisns"
 	"github.com/batonhq/baton/worker"
 )
 
@@ -92,8 +93,12 @@ func benchQueue(ctx context.Context, progress io.Writer, redisURL string, n, nWo
 	}
 	defer os.RemoveAll(dir)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ns := "bench-" + controller.NewID()
+	if redisURL != "" {
+		defer func() { _, _ = redisns.Drop(context.Background(), redisURL, ns) }()
+	}
 	a, err := app.New(ctx, app.Config{
-		Addr: "127.0.0.1:0", DataDir: dir, Redis: redisURL, RedisNamespace: "bench-" + controller.NewID(),
+		Addr: "127.0.0.1:0", DataDir: dir, Redis: redisURL, RedisNamespace: ns,
 		Workers: 0, Logger: quiet,
 	})
 	if err != nil {
