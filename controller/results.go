@@ -14,6 +14,10 @@ import (
 // outcome ends the task in, the follow-up tasks to enqueue and the outbox
 // entries to append — all applied atomically with the result, or not at all.
 type Plan struct {
+	// Outcome and Reason, when set, replace the worker's (an operator rule
+	// may turn a verdict into another, or into a retry).
+	Outcome    baton.Outcome
+	Reason     string
 	FinalState baton.State
 	FollowUps  []queue.NewTask
 	Outbox     []queue.OutboxEntry
@@ -156,6 +160,15 @@ func (c *Controller) plan(ctx context.Context, comp *queue.Completion) error {
 	p, err := adv.Advance(ctx, info, comp.Result)
 	if err != nil {
 		return err
+	}
+	if p.Outcome != "" {
+		if !p.Outcome.Valid() {
+			return baton.Errorf(baton.EInternal, "advancer returned outcome %q", p.Outcome)
+		}
+		comp.Result.Outcome = p.Outcome
+	}
+	if p.Reason != "" {
+		comp.Result.Reason = p.Reason
 	}
 	comp.FinalState = p.FinalState
 	if comp.FinalState == "" {
