@@ -23,10 +23,14 @@ import (
 
 	"github.com/batonhq/baton/artifact"
 	"github.com/batonhq/baton/controller"
+	"github.com/batonhq/baton/egress"
 	"github.com/batonhq/baton/httpapi"
+	"github.com/batonhq/baton/ledger"
+	"github.com/batonhq/baton/pipeline"
 	"github.com/batonhq/baton/queue"
 	"github.com/batonhq/baton/queue/redisq"
 	"github.com/batonhq/baton/queue/sqliteq"
+	"github.com/batonhq/baton/sandbox"
 	"github.com/batonhq/baton/worker"
 )
 
@@ -48,6 +52,15 @@ type Config struct {
 	Tokens httpapi.Tokens
 	// Registry holds the in-process workers' handlers; default Builtins().
 	Registry *worker.Registry
+	// DB is the main DB DSN (--db): sqlite:PATH or mysql://...; default
+	// sqlite:<DataDir>/baton.db.
+	DB string
+	// Sandbox starts the provider simulator and points the checks at it (--sandbox).
+	Sandbox bool
+	// EgressAllow lists private CIDRs outbound fetches may reach (--egress-allow).
+	EgressAllow string
+	// Pipeline tunes the domain pipeline.
+	Pipeline PipelineConfig
 	// ReapInterval overrides the controller's lease reaper interval.
 	ReapInterval time.Duration
 	// ShutdownGrace bounds how long running tasks may finish at shutdown; default 30s.
@@ -67,6 +80,13 @@ type App struct {
 	Tokens   httpapi.Tokens
 	// NewTokens names the tokens generated at this start (to print them).
 	NewTokens []string
+	DB        *ledger.DB
+	Relay     *controller.Relay
+	Pipeline  *pipeline.Service
+	Sandbox   *sandbox.Sandbox
+	Egress    *egress.Policy
+
+	closers []func() error
 
 	ln       net.Listener
 	srv      *http.Server
@@ -136,7 +156,20 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.API = httpapi.New(httpapi.Config{
 		Controller: a.Ctrl, Tokens: tokens, Artifacts: arts, Gatherer: a.Registry, Logger: cfg.Logger,
+		Ready: func(ctx context.Context) error {
+			if a.DB == nil {
+				return nil
+			}
+			if err := a.DB.Ping(ctx); err != nil {
+				return fmt.Errorf("main DB: %w", err)
+			}
+			return nil
+		},
 	})
+	if err := a.openPipeline(ctx); err != nil {
+		a.closeAll()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -148,6 +181,7 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.ln = ln
 	a.Ctrl.Start(context.WithoutCancel(ctx))
+	a.Relay.Start(context.WithoutCancel(ctx))
 	a.srv = &http.Server{
 		Handler:           a.API,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -205,6 +239,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 		if a.wcancel != nil {
 			a.wcancel()
 		}
+		if a.Pipeline != nil {
+			a.Pipeline.Stop()
+		}
 		a.Ctrl.Stop()
 		if a.srv != nil {
 			sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -214,11 +251,40 @@ func (a *App) Shutdown(ctx context.Context) error {
 			cancel()
 		}
 		a.wg.Wait()
-		if err := a.Store.Close(); err != nil && a.stopErr == nil {
-			a.stopErr = fmt.Errorf("close store: %w", err)
+		if a.Relay != nil {
+			// One last drain so that the ledger has every transition.
+			a.Relay.Stop()
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			for {
+				n, err := a.Relay.DrainOnce(dctx)
+				if err != nil || n == 0 {
+					break
+				}
+			}
+			cancel()
+		}
+		if err := a.closeAll(); err != nil && a.stopErr == nil {
+			a.stopErr = err
 		}
 	})
 	return a.stopErr
+}
+
+// closeAll closes the store, then the other resources in reverse order.
+func (a *App) closeAll() error {
+	var first error
+	if a.Store != nil {
+		if err := a.Store.Close(); err != nil {
+			first = fmt.Errorf("close store: %w", err)
+		}
+	}
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		if err := a.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	a.closers = nil
+	return first
 }
 
 func redactURL(u string) string {

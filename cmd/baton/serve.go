@@ -29,9 +29,7 @@ func newServe() *cobra.Command {
 			}
 			cfg.Logger = log
 			cfg.Tokens = httpapi.Tokens{Admin: adminTok, Worker: workerTok}
-			_ = db
-			_ = egressAllow
-			_ = sandbox
+			cfg.DB, cfg.EgressAllow, cfg.Sandbox = db, egressAllow, sandbox
 			ctx := cmd.Context()
 			a, err := app.New(ctx, cfg)
 			if err != nil {
@@ -63,6 +61,8 @@ func newServe() *cobra.Command {
 	fs.StringVar(&adminTok, "admin-token", "", "admin bearer token (generated into <data-dir>/admin.token when empty)")
 	fs.StringVar(&workerTok, "worker-token", "", "worker bearer token (generated into <data-dir>/worker.token when empty)")
 	fs.StringVar(&egressAllow, "egress-allow", "", "private CIDRs outbound fetches may reach, comma-separated (default none)")
+	fs.DurationVar(&cfg.Pipeline.ScanInterval, "scan-interval", 30*time.Second, "how often the dispatcher scans the main DB for domains to run")
+	fs.Int64Var(&cfg.Pipeline.MaxInFlight, "max-in-flight", 20000, "domain tasks queued at once before a scan pauses")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running tasks may finish at shutdown")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")

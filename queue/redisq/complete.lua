@@ -1,0 +1,122 @@
+-- complete.lua: apply a batch of worker results, each independently.
+--
+-- KEYS[1]  leases zset
+-- KEYS[2]  running hash
+-- KEYS[3]  wrun hash
+-- KEYS[4]  dedup hash
+-- KEYS[5]  done zset
+-- KEYS[6]  outbox stream
+-- KEYS[7]  queues set
+-- KEYS[8]  seq counter
+-- then, per completion: its task hash, followed by 2 keys per follow-up
+-- (task hash, pend zset of its queue)
+--
+-- ARGV[1]  P, the namespace key prefix
+-- ARGV[2]  TTL of a finished task's hash (ms)
+-- ARGV[3]  wake channel
+-- then, per completion, 16 values:
+--   id token outcome reason data retryAfterMs nowMs nowSubMsNs nowRFC3339
+--   jitter backoffBaseNs backoffMaxNs finalState invalid(0/1)
+--   nFollowUps nOutbox
+-- followed by 9 values per follow-up (see enqueue_one) and 2 per outbox
+-- entry (kind body).
+--
+-- Returns 4 values per completion: code, state, nextAttemptMs (0 = none),
+-- duplicate (0/1); then one last value, 1 when it published a wake-up. Codes: 0 applied (or duplicate), 1 unknown task, 2 lease
+-- lost, 3 invalid result. Nothing changes for codes 1-3. Publishes on the
+-- wake channel after a retry or a follow-up claimable now.
+local wake = ARGV[3]
+local G = ctx({P = ARGV[1], hashTTL = ARGV[2], leases = KEYS[1], running = KEYS[2], wrun = KEYS[3],
+  dedup = KEYS[4], done = KEYS[5], outbox = KEYS[6], queues = KEYS[7], seq = KEYS[8]})
+
+-- backoff mirrors baton.Backoff.Delay, in nanoseconds.
+local function backoff(attempt, retryAfter, jitter, base, max)
+  if base <= 0 then base = 1e9 end
+  if max <= 0 then max = 600e9 end
+  if attempt < 1 then attempt = 1 end
+  local exp = base * math.pow(2, attempt - 1)
+  if exp > max then exp = max end
+  local d = math.floor(exp * (0.5 + jitter / 2))
+  if retryAfter > d then d = retryAfter end
+  return d
+end
+
+local out = {}
+local woke = false
+local ki, ai = 9, 4
+while ai <= #ARGV do
+  local tk = KEYS[ki]
+  local id, token, outcome, reason, data = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
+  local retryAfter = tonumber(ARGV[ai + 5]) * 1e6
+  local now, nowSub, nowStr = tonumber(ARGV[ai + 6]), tonumber(ARGV[ai + 7]), ARGV[ai + 8]
+  local jitter, base, max = tonumber(ARGV[ai + 9]), tonumber(ARGV[ai + 10]), tonumber(ARGV[ai + 11])
+  local final, invalid = ARGV[ai + 12], ARGV[ai + 13]
+  local nf, no = tonumber(ARGV[ai + 14]), tonumber(ARGV[ai + 15])
+  local fa, fk = ai + 16, ki + 1 -- first follow-up's args and keys
+  local oa = fa + 9 * nf         -- first outbox entry's args
+  ai = oa + 2 * no
+  ki = fk + 2 * nf
+
+  local f = redis.call('HMGET', tk, 'state', 'token', 'ackt', 'acks', 'ackn', 'attempt', 'max',
+    'queue', 'worker', 'dedup', 'rk', 'notify', 'next')
+  local code, state, nxt, dup = 0, "", 0, 0
+  if not f[1] then
+    code = 1
+  elseif f[3] and f[3] == token then
+    state, nxt, dup = f[4], tonumber(f[5] or '0'), 1
+  elseif f[1] ~= 'processing' or f[2] ~= token then
+    code = 2
+  elseif invalid == '1' then
+    code = 3
+  else
+    local t = {id = id, queue = f[8], worker = f[9], dedup = f[10]}
+    local attempt, maxAttempts = tonumber(f[6]), tonumber(f[7])
+    end_lease(G, t)
+    if outcome == 'retry' and attempt < maxAttempts then
+      local d = backoff(attempt, retryAfter, jitter, base, max)
+      state = 'pending'
+      nxt = now + math.floor((nowSub + d) / 1e6)
+      redis.call('HSET', tk, 'state', state, 'outcome', outcome, 'reason', reason, 'data', data,
+        'next', N(nxt), 'ackt', token, 'acks', state, 'ackn', N(nxt), 'token', '', 'lease', '')
+      redis.call('ZADD', G.P .. 'pend:' .. t.queue, N(nxt), f[11])
+      woke = true
+    else
+      local err = ''
+      state = final
+      if outcome == 'retry' then
+        state = 'failed'
+        err = 'attempts exhausted: ' .. reason
+      end
+      redis.call('HSET', tk, 'state', state, 'outcome', outcome, 'reason', reason, 'data', data,
+        'error', err, 'finished', N(now), 'ackt', token, 'acks', state, 'token', '', 'lease', '')
+      if f[5] or f[13] then
+        redis.call('HDEL', tk, 'ackn', 'next')
+      end
+      finish(G, tk, t, state, now)
+      for j = 0, nf - 1 do
+        local a = fa + 9 * j
+        local k = fk + 2 * j
+        local r = enqueue_one(G, KEYS[k], KEYS[k + 1], N(now), ARGV, a)
+        if r[1] == 1 and tonumber(ARGV[a + 7]) <= now then
+          woke = true
+        end
+      end
+      for j = 0, no - 1 do
+        redis.call('XADD', G.outbox, '*', 'k', ARGV[oa + 2 * j], 'b', ARGV[oa + 2 * j + 1])
+      end
+      notify_final(G, tk, f[12], state, nowStr)
+    end
+  end
+  out[#out + 1] = code
+  out[#out + 1] = state
+  out[#out + 1] = nxt
+  out[#out + 1] = dup
+end
+flush(G)
+if woke then
+  redis.call('PUBLISH', wake, '1')
+  out[#out + 1] = 1
+else
+  out[#out + 1] = 0
+end
+return out

@@ -1,0 +1,84 @@
+package redisq
+
+import (
+	"fmt"
+	"strings"
+)
+
+// keys builds every Redis key and channel name the store uses. All of them
+// start with "baton:{<namespace>}:", so the whole namespace hashes to one
+// Redis Cluster slot (see doc.go for why). The Lua scripts receive the same
+// prefix (keys.prefix) when they must build a key they only discover while
+// running (a task's queue, a dedup holder, the queues of expired leases).
+//
+// Layout (P = "baton:{ns}:"):
+//
+//	P t:<id>        hash   one task
+//	P pend:<q>      zset   the pending and stalled tasks of queue q. Score =
+//	                       ready time in ms: RunAt when enqueued, NextAttemptAt
+//	                       after a retry, the time of the stall or release;
+//	                       claimable when <= now. Member = 16 hex digits of
+//	                       the task's enqueue sequence number + id, so equal
+//	                       ready times keep insertion order.
+//	P seq           string enqueue sequence counter
+//	P dead:<q>      zset   failed ids within retention (score = finished ms)
+//	P qcfg:<q>      hash   queue config: paused, rate
+//	P gcra:<q>      string rate limiter TAT (ms)
+//	P queues        set    known queue names
+//	P leases        zset   processing ids (score = lease deadline ms)
+//	P running       hash   queue -> processing count
+//	P wrun          hash   worker id -> processing count
+//	P dedup         hash   dedup key -> holding task id
+//	P done          zset   finished ids (score = finished ms), for purging
+//	P outbox        stream outbox entries (fields k=kind, b=body)
+//	P workers       zset   worker id -> last seen ms
+//	P w:<id>        hash   worker name and types
+//	P kv:<key>      string PutIfAbsent values
+//	P wake          pubsub channel: tasks became claimable
+//
+// Every key is a distinct fixed word followed by ":" (or nothing), then the
+// caller's name, so no task id or queue name can make two keys collide.
+type keys struct {
+	prefix  string
+	queues  string
+	leases  string
+	running string
+	wrun    string
+	dedup   string
+	done    string
+	outbox  string
+	workers string
+	seq     string
+	wake    string
+}
+
+func newKeys(namespace string) (keys, error) {
+	if namespace == "" {
+		return keys{}, fmt.Errorf("namespace is empty")
+	}
+	if strings.ContainsAny(namespace, "{}") {
+		return keys{}, fmt.Errorf("namespace %q must not contain '{' or '}' (it becomes the cluster hash tag)", namespace)
+	}
+	p := "baton:{" + namespace + "}:"
+	return keys{
+		prefix:  p,
+		queues:  p + "queues",
+		leases:  p + "leases",
+		running: p + "running",
+		wrun:    p + "wrun",
+		dedup:   p + "dedup",
+		done:    p + "done",
+		outbox:  p + "outbox",
+		workers: p + "workers",
+		seq:     p + "seq",
+		wake:    p + "wake",
+	}, nil
+}
+
+func (k keys) task(id string) string   { return k.prefix + "t:" + id }
+func (k keys) pend(q string) string    { return k.prefix + "pend:" + q }
+func (k keys) dead(q string) string    { return k.prefix + "dead:" + q }
+func (k keys) qcfg(q string) string    { return k.prefix + "qcfg:" + q }
+func (k keys) gcra(q string) string    { return k.prefix + "gcra:" + q }
+func (k keys) worker(id string) string { return k.prefix + "w:" + id }
+func (k keys) kv(key string) string    { return k.prefix + "kv:" + key }
