@@ -49,7 +49,20 @@ func (a *App) openPipeline(ctx context.Context) error {
 	a.closers = append(a.closers, db.Close)
 
 	a.Relay = controller.NewRelay(a.Store, 500, 200*time.Millisecond, cfg.Logger)
+	var defaults func() pipeline.Config
+	if cfg.Sandbox {
+		// The simulator has no rate limit to respect: run at full speed
+		// until the operator saves settings of their own.
+		defaults = func() pipeline.Config {
+			c := pipeline.DefaultConfig()
+			for i := range c.Steps {
+				c.Steps[i].RatePerMin = 0
+			}
+			return c
+		}
+	}
 	a.Pipeline, err = pipeline.NewService(ctx, db, a.Ctrl, a.Relay, pipeline.Options{
+		Defaults:       defaults,
 		Dispatcher:     pipeline.DispatcherConfig{Interval: cfg.Pipeline.ScanInterval, MaxInFlight: cfg.Pipeline.MaxInFlight},
 		NoDispatchLoop: cfg.Pipeline.NoDispatchLoop,
 		Logger:         cfg.Logger,

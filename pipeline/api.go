@@ -35,6 +35,8 @@ func (s *Service) Mount(srv *httpapi.Server) {
 	srv.Handle("PUT /api/pipeline", httpapi.RoleAdmin, s.putPipeline)
 	srv.Handle("POST /api/pipeline/scan", httpapi.RoleAdmin, s.scan)
 	srv.Handle("GET /api/pipeline/funnel", httpapi.RoleAdmin, s.funnel)
+	srv.Handle("GET /api/alerts", httpapi.RoleAdmin, s.listAlerts)
+	srv.Handle("DELETE /api/alerts/{code}", httpapi.RoleAdmin, s.ackAlert)
 }
 
 // InvalidLine reports one refused import line.

@@ -16,15 +16,20 @@ import (
 // ConfigHolder keeps the live pipeline configuration, persisted in the
 // main DB and applied to the step queues' rate limits.
 type ConfigHolder struct {
-	db   *ledger.DB
-	ctrl *controller.Controller
-	cur  atomic.Pointer[Config]
+	db       *ledger.DB
+	ctrl     *controller.Controller
+	defaults func() Config
+	cur      atomic.Pointer[Config]
 }
 
 // NewConfigHolder loads the stored configuration (the defaults when none
 // was ever saved) and applies its rate limits.
-func NewConfigHolder(ctx context.Context, db *ledger.DB, ctrl *controller.Controller) (*ConfigHolder, error) {
-	h := &ConfigHolder{db: db, ctrl: ctrl}
+// defaults, when not nil, replaces DefaultConfig.
+func NewConfigHolder(ctx context.Context, db *ledger.DB, ctrl *controller.Controller, defaults func() Config) (*ConfigHolder, error) {
+	if defaults == nil {
+		defaults = DefaultConfig
+	}
+	h := &ConfigHolder{db: db, ctrl: ctrl, defaults: defaults}
 	if err := h.Reload(ctx); err != nil {
 		return nil, err
 	}
@@ -39,7 +44,7 @@ func (h *ConfigHolder) Get() *Config { return h.cur.Load() }
 func (h *ConfigHolder) Reload(ctx context.Context) error {
 	stored, err := h.db.PipelineConfig(ctx)
 	if errors.Is(err, ledger.ErrNoPipelineConfig) {
-		c := DefaultConfig()
+		c := h.defaults()
 		h.cur.Store(&c)
 		return nil
 	}

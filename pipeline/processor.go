@@ -25,9 +25,10 @@ import (
 //     are spent it ends the task as failed and its task.final event ends
 //     the run (see Syncer).
 type Processor struct {
-	cfg   *ConfigHolder
-	clock func() time.Time
-	newID func() string
+	cfg    *ConfigHolder
+	alerts *Alerts
+	clock  func() time.Time
+	newID  func() string
 }
 
 var _ controller.Advancer = (*Processor)(nil)
@@ -49,6 +50,7 @@ func (p *Processor) Advance(_ context.Context, t baton.TaskInfo, res baton.Resul
 	}
 	cfg := p.cfg.Get()
 	step, _ := cfg.Step(pl.Step)
+	p.alerts.observe(pl.Step, pl.Domain, res.Data, p.clock())
 	outcome, note, err := step.Rules.Apply(res, decodeData(res.Data))
 	reason := res.Reason
 	if err != nil {

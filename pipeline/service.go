@@ -19,6 +19,7 @@ type Service struct {
 	cfg        *ConfigHolder
 	dispatcher *Dispatcher
 	syncer     *Syncer
+	alerts     *Alerts
 	log        *slog.Logger
 
 	cancel context.CancelFunc
@@ -35,7 +36,10 @@ type Options struct {
 	// ConfigReload is how often the configuration is re-read from the
 	// main DB, to see another controller's changes; default 10s.
 	ConfigReload time.Duration
-	Logger       *slog.Logger
+	// Defaults is the configuration used until an operator saves one;
+	// default DefaultConfig.
+	Defaults func() Config
+	Logger   *slog.Logger
 }
 
 // NewService loads the configuration and registers the stage processor
@@ -44,7 +48,7 @@ func NewService(ctx context.Context, db *ledger.DB, ctrl *controller.Controller,
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	holder, err := NewConfigHolder(ctx, db, ctrl)
+	holder, err := NewConfigHolder(ctx, db, ctrl, opt.Defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +56,11 @@ func NewService(ctx context.Context, db *ledger.DB, ctrl *controller.Controller,
 		db: db, ctrl: ctrl, cfg: holder, log: opt.Logger.With("component", "pipeline"),
 		dispatcher: NewDispatcher(db, ctrl, holder, opt.Dispatcher, opt.Logger),
 		syncer:     NewSyncer(db, opt.Logger),
+		alerts:     NewAlerts(),
 	}
-	ctrl.Handle("domain.", NewProcessor(holder, ctrl.Now))
+	proc := NewProcessor(holder, ctrl.Now)
+	proc.alerts = s.alerts
+	ctrl.Handle("domain.", proc)
 	relay.Handle(OutboxKind, s.syncer.HandleEvents)
 	relay.Handle(queue.OutboxKindTaskFinal, s.syncer.HandleTaskFinal)
 	if opt.ConfigReload <= 0 {
@@ -86,6 +93,9 @@ func NewService(ctx context.Context, db *ledger.DB, ctrl *controller.Controller,
 
 // Config returns the configuration holder.
 func (s *Service) Config() *ConfigHolder { return s.cfg }
+
+// Alerts returns the open operator alerts.
+func (s *Service) Alerts() *Alerts { return s.alerts }
 
 // Dispatcher returns the dispatcher.
 func (s *Service) Dispatcher() *Dispatcher { return s.dispatcher }

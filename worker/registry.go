@@ -16,6 +16,16 @@ type Handler interface {
 	Handle(ctx context.Context, t *baton.Task) baton.Result
 }
 
+// BatchHandler is a Handler that can also run several tasks of its type in
+// one go (a provider that answers for 50 domains per request). The runtime
+// hands it up to MaxBatch tasks of one type that arrived in the same claim;
+// HandleBatch returns one result per task, in order.
+type BatchHandler interface {
+	Handler
+	MaxBatch() int
+	HandleBatch(ctx context.Context, ts []*baton.Task) []baton.Result
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, t *baton.Task) baton.Result
 

@@ -182,12 +182,20 @@ func (w *Worker) Run(ctx context.Context) error {
 		for i := len(tasks); i < n; i++ {
 			slots <- struct{}{}
 		}
-		for i := range tasks {
-			t := &tasks[i]
+		for _, g := range w.group(tasks) {
 			w.running.Add(1)
 			go func() {
-				defer func() { slots <- struct{}{}; w.running.Done() }()
-				w.run(hard, t)
+				defer func() {
+					for range g.tasks {
+						slots <- struct{}{}
+					}
+					w.running.Done()
+				}()
+				if g.batch != nil {
+					w.runBatch(hard, g.batch, g.tasks)
+				} else {
+					w.run(hard, g.tasks[0])
+				}
 			}()
 		}
 	}
@@ -234,6 +242,95 @@ func (w *Worker) handBack() {
 			w.log.Info("handed back", "task", a.task.ID)
 		}
 	}
+}
+
+// group is a unit of work: one task, or several of one type for a
+// BatchHandler.
+type group struct {
+	batch BatchHandler
+	tasks []*baton.Task
+}
+
+// group splits a claim into units: tasks whose handler is a BatchHandler
+// are gathered by type, up to its MaxBatch; the rest run one by one.
+func (w *Worker) group(tasks []baton.Task) []group {
+	var out []group
+	open := map[string]int{} // type -> index in out of its filling batch
+	for i := range tasks {
+		t := &tasks[i]
+		bh, ok := w.cfg.Registry.Lookup(t.Type).(BatchHandler)
+		if !ok || bh.MaxBatch() <= 1 {
+			out = append(out, group{tasks: []*baton.Task{t}})
+			continue
+		}
+		if k, ok := open[t.Type]; ok && len(out[k].tasks) < bh.MaxBatch() {
+			out[k].tasks = append(out[k].tasks, t)
+			continue
+		}
+		open[t.Type] = len(out)
+		out = append(out, group{batch: bh, tasks: []*baton.Task{t}})
+	}
+	return out
+}
+
+// runBatch runs several tasks of one type through a BatchHandler, each
+// under its own lease and heartbeat.
+func (w *Worker) runBatch(parent context.Context, bh BatchHandler, ts []*baton.Task) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	as := make([]*activeTask, len(ts))
+	w.mu.Lock()
+	for i, t := range ts {
+		as[i] = &activeTask{task: t, cancel: func() {}}
+		w.active[t.ID] = as[i]
+	}
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		for _, t := range ts {
+			delete(w.active, t.ID)
+		}
+		w.mu.Unlock()
+	}()
+	stops := make([]func(), len(ts))
+	for i, a := range as {
+		stops[i] = w.heartbeat(ctx, a)
+	}
+	results := w.callBatch(ctx, bh, ts)
+	for _, stop := range stops {
+		stop()
+	}
+	lost := make([]bool, len(ts))
+	w.mu.Lock()
+	for i := range as {
+		lost[i] = as[i].lost
+	}
+	w.mu.Unlock()
+	for i, t := range ts {
+		if lost[i] {
+			continue
+		}
+		r := results[i]
+		r.LeaseToken = t.LeaseToken
+		w.results <- baton.ResultItem{TaskID: t.ID, Result: r}
+	}
+}
+
+func (w *Worker) callBatch(ctx context.Context, bh BatchHandler, ts []*baton.Task) (res []baton.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.log.Error("batch handler panicked", "type", ts[0].Type, "panic", v)
+			res = nil
+		}
+		if len(res) != len(ts) {
+			reason := fmt.Sprintf("batch handler returned %d results for %d tasks", len(res), len(ts))
+			res = make([]baton.Result, len(ts))
+			for i := range res {
+				res[i] = baton.Result{Outcome: baton.OutcomeRetry, Reason: reason}
+			}
+		}
+	}()
+	return bh.HandleBatch(ctx, ts)
 }
 
 func (w *Worker) run(parent context.Context, t *baton.Task) {
