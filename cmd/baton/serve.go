@@ -63,6 +63,8 @@ func newServe() *cobra.Command {
 	fs.StringVar(&egressAllow, "egress-allow", "", "private CIDRs outbound fetches may reach, comma-separated (default none)")
 	fs.DurationVar(&cfg.Pipeline.ScanInterval, "scan-interval", 30*time.Second, "how often the dispatcher scans the main DB for domains to run")
 	fs.Int64Var(&cfg.Pipeline.MaxInFlight, "max-in-flight", 20000, "domain tasks queued at once before a scan pauses")
+	fs.DurationVar(&cfg.Pipeline.CheckTimeout, "check-timeout", 0, "timeout of one provider request (default 10s; 2s with --sandbox)")
+	fs.DurationVar(&cfg.Pipeline.SandboxHang, "sandbox-hang", 5*time.Second, "how long the sandbox holds a simulated provider timeout")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running tasks may finish at shutdown")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")

@@ -1,0 +1,308 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	baton "github.com/batonhq/baton"
+	"github.com/batonhq/baton/httpapi"
+	"github.com/batonhq/baton/ledger"
+	"github.com/batonhq/baton/pipeline"
+	"github.com/batonhq/baton/queue"
+	"github.com/batonhq/baton/sandbox"
+)
+
+// pipelineStore is one (queue store, main DB) pairing.
+type pipelineStore struct {
+	name string
+	args func(t *testing.T) []string
+}
+
+func pipelineStores() []pipelineStore {
+	return []pipelineStore{
+		{"sqlite+sqlite", func(*testing.T) []string { return nil }},
+		{"redis+mariadb", func(t *testing.T) []string {
+			return []string{"--redis", redisURL(), "--redis-namespace", redisNS(t), "--db", mariaDB(t)}
+		}},
+	}
+}
+
+// mariaDB creates a fresh database and returns its --db DSN.
+func mariaDB(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("BATON_TEST_MYSQL")
+	if dsn == "" {
+		dsn = "root@tcp(127.0.0.1:3306)/"
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatalf("BATON_TEST_MYSQL: %v", err)
+	}
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "baton_e2e_" + randHex(6)
+	if _, err := db.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4"); err != nil {
+		t.Fatalf("MariaDB at %s is required (BATON_TEST_MYSQL): %v", cfg.Addr, err)
+	}
+	t.Cleanup(func() { _, _ = db.Exec("DROP DATABASE " + name); db.Close() })
+	user := cfg.User
+	if cfg.Passwd != "" {
+		user += ":" + cfg.Passwd
+	}
+	return fmt.Sprintf("mysql://%s@%s/%s", user, cfg.Addr, name)
+}
+
+// testDomains makes n names spread over the sandbox's TLDs.
+func testDomains(n int, salt string) []string {
+	tlds := sandbox.TLDs()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("d%s%d.%s", salt, i, tlds[i%len(tlds)])
+	}
+	return out
+}
+
+func importDomains(t *testing.T, c *httpapi.Client, names []string) {
+	t.Helper()
+	body := strings.Join(names, "\n") + "\n"
+	req, _ := http.NewRequest("POST", c.Base+"/api/domains", strings.NewReader(body))
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var res pipeline.ImportResult
+	if err := decode(resp, &res); err != nil || res.Added != len(names) || res.InvalidCount != 0 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+}
+
+func decode(resp *http.Response, v any) error {
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return jsonDecode(resp.Body, v)
+}
+
+func setSteps(t *testing.T, c *httpapi.Client, steps ...string) {
+	t.Helper()
+	var cfg pipeline.Config
+	if err := c.Do(context.Background(), "GET", "/api/pipeline", nil, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	on := map[string]bool{}
+	for _, s := range steps {
+		on[s] = true
+	}
+	for i := range cfg.Steps {
+		cfg.Steps[i].Enabled = on[cfg.Steps[i].Name]
+		cfg.Steps[i].RatePerMin = 0
+		cfg.Steps[i].MaxAttempts = 8
+	}
+	cfg.Version = 0
+	if err := c.Do(context.Background(), "PUT", "/api/pipeline", cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func scan(t *testing.T, c *httpapi.Client) pipeline.ScanStats {
+	t.Helper()
+	var st pipeline.ScanStats
+	if err := c.Do(context.Background(), "POST", "/api/pipeline/scan", nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// settled reports whether no domain task waits or runs.
+func settled(c *httpapi.Client) bool {
+	qs, err := c.Queues(context.Background())
+	if err != nil {
+		return false
+	}
+	for _, q := range qs {
+		if strings.HasPrefix(q.Name, "domain.") && q.Ready+q.Running+q.Retry > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ledgerView is what a domain's ledger entry must be, without times, IDs
+// and attempt counts (which legitimately differ between runs).
+type ledgerView struct {
+	Status      ledger.Status
+	Blacklisted bool
+	Steps       map[string]baton.Outcome
+	Evidence    map[string]bool
+}
+
+func readLedger(t *testing.T, c *httpapi.Client, names []string) map[string]ledgerView {
+	t.Helper()
+	out := make(map[string]ledgerView, len(names))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	ch := make(chan string)
+	errc := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range ch {
+				var d pipeline.DomainView
+				if err := c.Do(context.Background(), "GET", "/api/domains/"+n, nil, &d); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+					continue
+				}
+				v := ledgerView{Status: d.Status, Blacklisted: d.Blacklisted, Steps: map[string]baton.Outcome{}, Evidence: map[string]bool{}}
+				for s, sv := range d.Steps {
+					v.Steps[s] = sv.Outcome
+					v.Evidence[s] = len(sv.Data) > 2
+				}
+				mu.Lock()
+				out[n] = v
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, n := range names {
+		ch <- n
+	}
+	close(ch)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		t.Fatalf("read ledger: %v", err)
+	default:
+	}
+	return out
+}
+
+// checkPaths asserts every domain's recorded steps follow the enabled
+// order and stop exactly where the sandbox's outcomes say.
+func checkPaths(t *testing.T, got map[string]ledgerView, steps []string) {
+	t.Helper()
+	bad := 0
+	for name, v := range got {
+		want := ledgerView{Steps: map[string]baton.Outcome{}, Status: ledger.StatusPassed}
+		for _, s := range steps {
+			o := sandbox.Expect(name, s)
+			want.Steps[s] = o
+			if o == baton.OutcomeReject {
+				want.Status = ledger.StatusRejected
+				break
+			}
+			if o == baton.OutcomeBlackHit {
+				want.Status, want.Blacklisted = ledger.StatusBlacklisted, true
+				break
+			}
+		}
+		ok := v.Status == want.Status && v.Blacklisted == want.Blacklisted && len(v.Steps) == len(want.Steps)
+		for s, o := range want.Steps {
+			if v.Steps[s] != o || !v.Evidence[s] {
+				ok = false
+			}
+		}
+		if !ok {
+			bad++
+			if bad <= 5 {
+				t.Errorf("%s: got %+v, want %+v", name, v, want)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d domains off their expected path", bad, len(got))
+	}
+}
+
+func pipelineServe(t *testing.T, name, dir, addr string, storeArgs []string) *proc {
+	args := append([]string{"serve", "--sandbox", "--addr", addr, "--data-dir", dir, "--workers", "48",
+		"--admin-token", adminTok, "--worker-token", workerTok, "--scan-interval", "1h",
+		"--sandbox-hang", "3s", "--check-timeout", "1s"}, storeArgs...)
+	return start(t, name, args...)
+}
+
+func runToEnd(t *testing.T, c *httpapi.Client, names []string) {
+	t.Helper()
+	waitFor(t, "every domain to reach a terminal status", 15*time.Minute, func() bool {
+		if !settled(c) {
+			return false
+		}
+		// Domains whose run ended need no new scan; a scan enqueues nothing
+		// then. The outbox relay may still be writing the last batch.
+		st := scan(t, c)
+		if st.Enqueued > 0 || st.InFlight > 0 {
+			return false
+		}
+		var page struct {
+			Domains []pipeline.DomainView `json:"domains"`
+		}
+		for _, s := range []string{"pending", "running", "failed"} {
+			if err := c.Do(context.Background(), "GET", "/api/domains?limit=1&status="+s, nil, &page); err != nil || len(page.Domains) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func domainCount() int {
+	if testing.Short() {
+		return 1000
+	}
+	return 10000
+}
+
+// The issue's proof: imported domains all reach a terminal status along
+// the paths the sandbox dictates; enabling a step later runs only that
+// step for the domains that can still run; on both store pairings.
+func TestPipelineRunsEveryDomainToTheEnd(t *testing.T) {
+	for _, ps := range pipelineStores() {
+		t.Run(ps.name, func(t *testing.T) {
+			ctrl := pipelineServe(t, "controller", t.TempDir(), "127.0.0.1:0", ps.args(t))
+			admin := httpapi.NewClient(ctrl.url, adminTok)
+			names := testDomains(domainCount(), "p")
+			setSteps(t, admin, pipeline.StepRegister)
+			importDomains(t, admin, names)
+			scan(t, admin)
+			runToEnd(t, admin, names)
+			first := readLedger(t, admin, names)
+			checkPaths(t, first, []string{pipeline.StepRegister})
+
+			// Enable wayback afterwards: only domains that passed register run,
+			// and they run only wayback.
+			setSteps(t, admin, pipeline.StepRegister, pipeline.StepWayback)
+			scan(t, admin)
+			runToEnd(t, admin, names)
+			second := readLedger(t, admin, names)
+			checkPaths(t, second, []string{pipeline.StepRegister, pipeline.StepWayback})
+			var q []queue.QueueStat
+			if err := admin.Do(context.Background(), "GET", "/api/queues", nil, &q); err != nil {
+				t.Fatal(err)
+			}
+			for n, v := range first {
+				if v.Status != ledger.StatusPassed {
+					if _, ran := second[n].Steps[pipeline.StepWayback]; ran {
+						t.Fatalf("%s (%s after register) ran wayback", n, v.Status)
+					}
+				}
+			}
+		})
+	}
+}

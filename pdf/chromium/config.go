@@ -1,0 +1,129 @@
+package chromium
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"runtime"
+	"time"
+)
+
+// Restart reasons passed to Hooks.OnRestart and counted in InstanceStats.
+// They are a bounded set, safe as metric labels.
+const (
+	ReasonMaxTasks  = "max_tasks" // served Config.MaxTasksPerBrowser tasks
+	ReasonMemory    = "memory"    // process-tree PSS above Config.RestartMemoryMB
+	ReasonUnhealthy = "unhealthy" // the health probe failed
+	ReasonCrash     = "crash"     // the process exited or the connection dropped
+)
+
+// Hooks are optional callbacks for metrics; any may be nil. They run on the
+// pool's goroutines and must return quickly.
+type Hooks struct {
+	// OnRestart is called when instance is restarted, with one of the
+	// Reason* constants.
+	OnRestart func(instance int, reason string)
+	// OnMemorySample is called with the proportional set size (bytes) of
+	// the instance's whole process tree each time it is measured.
+	OnMemorySample func(instance int, pssBytes int64)
+	// OnRender is called after each Render with its duration and the kind
+	// of its error ("" on success).
+	OnRender func(d time.Duration, kind Kind)
+}
+
+// Config configures a Pool. Zero values take the documented defaults.
+type Config struct {
+	// Instances is the number of Chromium processes. Default 1.
+	Instances int
+	// PagesPerInstance is the number of renders one instance runs at once.
+	// Default: the CPU count divided by Instances, rounded up (one render
+	// slot per CPU overall; rendering is CPU bound).
+	PagesPerInstance int
+	// MaxTasksPerBrowser recycles an instance after this many renders.
+	// Default 100.
+	MaxTasksPerBrowser int
+	// RestartMemoryMB recycles an instance when the summed PSS of its
+	// process tree (browser plus every descendant) exceeds it. Default 600.
+	RestartMemoryMB int
+	// HealthInterval is the period of the health probe (a new about:blank
+	// target evaluating 1+1) and memory sampling. Default 30s; negative
+	// disables the periodic probe (memory is still sampled after renders).
+	HealthInterval time.Duration
+	// NavigationTimeout bounds navigation, waitUntil, waitForSelector and
+	// waitDelayMs. Default 30s.
+	NavigationTimeout time.Duration
+	// RenderTimeout bounds printing (and each setup step). Default 30s.
+	RenderTimeout time.Duration
+	// StartTimeout bounds the start of one browser. Default 30s.
+	StartTimeout time.Duration
+	// ChromiumPath is the browser binary. Default /usr/bin/chromium.
+	ChromiumPath string
+	// ProxyURL, when set, is passed as --proxy-server with
+	// --proxy-bypass-list=<-loopback> so that every request, loopback
+	// included, goes through it (e.g. "http://127.0.0.1:3128"). A Job's
+	// SessionID is answered to the proxy's 407 challenge as the user name.
+	ProxyURL string
+	// ExtraFlags are added to Chromium's command line ("--flag=value").
+	ExtraFlags []string
+	// Logger receives the pool's logs; a "component" attribute is added.
+	// Default slog.Default().
+	Logger *slog.Logger
+	// Hooks are metric callbacks.
+	Hooks Hooks
+}
+
+func (c *Config) setDefaults() {
+	if c.Instances == 0 {
+		c.Instances = 1
+	}
+	if c.PagesPerInstance == 0 {
+		c.PagesPerInstance = max(1, (runtime.NumCPU()+c.Instances-1)/c.Instances)
+	}
+	if c.MaxTasksPerBrowser == 0 {
+		c.MaxTasksPerBrowser = 100
+	}
+	if c.RestartMemoryMB == 0 {
+		c.RestartMemoryMB = 600
+	}
+	if c.HealthInterval == 0 {
+		c.HealthInterval = 30 * time.Second
+	}
+	if c.NavigationTimeout == 0 {
+		c.NavigationTimeout = 30 * time.Second
+	}
+	if c.RenderTimeout == 0 {
+		c.RenderTimeout = 30 * time.Second
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 30 * time.Second
+	}
+	if c.ChromiumPath == "" {
+		c.ChromiumPath = "/usr/bin/chromium"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// validate checks a Config after setDefaults.
+func (c *Config) validate() error {
+	switch {
+	case c.Instances < 1 || c.Instances > 64:
+		return fmt.Errorf("chromium config: Instances must be between 1 and 64, got %d", c.Instances)
+	case c.PagesPerInstance < 1 || c.PagesPerInstance > 64:
+		return fmt.Errorf("chromium config: PagesPerInstance must be between 1 and 64, got %d", c.PagesPerInstance)
+	case c.MaxTasksPerBrowser < 1:
+		return fmt.Errorf("chromium config: MaxTasksPerBrowser must be positive, got %d", c.MaxTasksPerBrowser)
+	case c.RestartMemoryMB < 1:
+		return fmt.Errorf("chromium config: RestartMemoryMB must be positive, got %d", c.RestartMemoryMB)
+	case c.NavigationTimeout < 0 || c.RenderTimeout < 0 || c.StartTimeout < 0:
+		return fmt.Errorf("chromium config: durations must not be negative")
+	}
+	if c.ProxyURL != "" {
+		u, err := url.Parse(c.ProxyURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5") || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("chromium config: ProxyURL must look like http://host:port without credentials, got %q", c.ProxyURL)
+		}
+	}
+	return nil
+}
