@@ -14,8 +14,9 @@
 -- ARGV[4]  now as RFC 3339 (for task.final)
 -- ARGV[5]  TTL of a finished task's hash (ms)
 --
--- A pending or stalled task leaves its queue's pend zset; a processing task loses its lease, so its worker's next
--- heartbeat or result gets lease lost.
+-- A pending or stalled task leaves its queue's pend zset (ZREM); a
+-- processing task loses its lease, so its worker's next heartbeat or result
+-- gets lease lost. The dedup key is released and task.final appended.
 --
 -- Returns {code, state}: code 0 cancelled, 1 unknown task, 2 already
 -- terminal (state is the state it ended in).

@@ -49,7 +49,7 @@ for q = 1, nq do
   if want > 0 then
     local due = redis.call('ZRANGEBYSCORE', pend, '-inf', N(now), 'LIMIT', 0, want)
     if #due > 0 then
-      redis.call('ZREM', pend, unpack(due))
+      chunked('ZREM', pend, due)
       local got = 0
       local z = {}
       for _, m in ipairs(due) do
@@ -97,7 +97,7 @@ for q = 1, nq do
     end
   end
 end
-if n > 0 then
+if n > 0 and worker ~= '' then
   redis.call('HINCRBY', KEYS[3], worker, n)
 end
 return out

@@ -21,10 +21,19 @@
 -- followed by 9 values per follow-up (see enqueue_one) and 2 per outbox
 -- entry (kind body).
 --
--- Returns 4 values per completion: code, state, nextAttemptMs (0 = none),
--- duplicate (0/1); then one last value, 1 when it published a wake-up. Codes: 0 applied (or duplicate), 1 unknown task, 2 lease
--- lost, 3 invalid result. Nothing changes for codes 1-3. Publishes on the
--- wake channel after a retry or a follow-up claimable now.
+-- Per completion, in order: unknown task -> code 1; token equal to the
+-- token of the result already applied (ackt) -> the stored answer again,
+-- duplicate; task not processing or token not the lease token -> code 2;
+-- invalid (checked in Go) -> code 3; else applied. Nothing changes for
+-- codes 1-3 and duplicates. A retry with attempts left waits in the pend
+-- zset until NextAttemptAt; any other result ends the task, releases its
+-- dedup key, then enqueues the follow-ups, appends the outbox entries and
+-- the task.final event, in that order.
+--
+-- Returns 4 values per completion: code (0 applied or duplicate, 1 unknown
+-- task, 2 lease lost, 3 invalid), state, nextAttemptMs (0 = none),
+-- duplicate (0/1); then one last value, 1 when it published on the wake
+-- channel (after a retry, or a follow-up claimable now).
 local wake = ARGV[3]
 local G = ctx({P = ARGV[1], hashTTL = ARGV[2], leases = KEYS[1], running = KEYS[2], wrun = KEYS[3],
   dedup = KEYS[4], done = KEYS[5], outbox = KEYS[6], queues = KEYS[7], seq = KEYS[8]})
@@ -63,7 +72,9 @@ while ai <= #ARGV do
   if not f[1] then
     code = 1
   elseif f[3] and f[3] == token then
-    state, nxt, dup = f[4], tonumber(f[5] or '0'), 1
+    -- acks is absent when the applied result ended the task, whose state
+    -- has not changed since.
+    state, nxt, dup = f[4] or f[1], tonumber(f[5] or '0'), 1
   elseif f[1] ~= 'processing' or f[2] ~= token then
     code = 2
   elseif invalid == '1' then
@@ -77,7 +88,7 @@ while ai <= #ARGV do
       state = 'pending'
       nxt = now + math.floor((nowSub + d) / 1e6)
       redis.call('HSET', tk, 'state', state, 'outcome', outcome, 'reason', reason, 'data', data,
-        'next', N(nxt), 'ackt', token, 'acks', state, 'ackn', N(nxt), 'token', '', 'lease', '')
+        'next', N(nxt), 'ackt', token, 'acks', state, 'ackn', N(nxt))
       redis.call('ZADD', G.P .. 'pend:' .. t.queue, N(nxt), f[11])
       woke = true
     else
@@ -87,8 +98,28 @@ while ai <= #ARGV do
         state = 'failed'
         err = 'attempts exhausted: ' .. reason
       end
-      redis.call('HSET', tk, 'state', state, 'outcome', outcome, 'reason', reason, 'data', data,
-        'error', err, 'finished', N(now), 'ackt', token, 'acks', state, 'token', '', 'lease', '')
+      -- Only what changed is written: a task without an earlier result
+      -- (ackt) has no reason, data or ack fields to overwrite, and the
+      -- stale token and lease fields are dead once the state is not
+      -- processing (every reader checks the state first).
+      local h = {'state', state, 'outcome', outcome, 'finished', N(now), 'ackt', token}
+      if f[3] or reason ~= '' then
+        h[#h + 1] = 'reason'
+        h[#h + 1] = reason
+      end
+      if f[3] or data ~= '' then
+        h[#h + 1] = 'data'
+        h[#h + 1] = data
+      end
+      if f[3] then
+        h[#h + 1] = 'acks'
+        h[#h + 1] = state
+      end
+      if err ~= '' then
+        h[#h + 1] = 'error'
+        h[#h + 1] = err
+      end
+      redis.call('HSET', tk, unpack(h))
       if f[5] or f[13] then
         redis.call('HDEL', tk, 'ackn', 'next')
       end

@@ -38,6 +38,10 @@ import (
 //
 // Every key is a distinct fixed word followed by ":" (or nothing), then the
 // caller's name, so no task id or queue name can make two keys collide.
+//
+// The scripts build the keys they discover from the same prefix and words
+// ("t:", "pend:", "dead:", "qcfg:"); TestKeysShareOneSlot checks that every
+// key a store creates is one of the kinds above and in the namespace's slot.
 type keys struct {
 	prefix  string
 	queues  string

@@ -14,8 +14,12 @@ var reapLua string
 
 var reapScript = newScript(reapLua)
 
-// defaultReapLimit applies when Reap is called with limit <= 0.
-const defaultReapLimit = 1000
+// defaultReapLimit applies when Reap is called with limit <= 0; maxReapLimit
+// bounds one call so that it cannot block Redis for long.
+const (
+	defaultReapLimit = 1000
+	maxReapLimit     = 10000
+)
 
 // Reap sends tasks whose lease expired by now back to their queue as
 // stalled (or to failed when attempts are spent), at most limit of them,
@@ -25,6 +29,7 @@ func (s *Store) Reap(ctx context.Context, now time.Time, limit int) (queue.ReapS
 	if limit <= 0 {
 		limit = defaultReapLimit
 	}
+	limit = min(limit, maxReapLimit)
 	v, err := reapScript.Run(ctx, s.client,
 		[]string{s.k.leases, s.k.running, s.k.wrun, s.k.dedup, s.k.done, s.k.outbox, s.k.queues, s.k.workers},
 		s.k.prefix, ms(now), rfc3339(now), limit, s.retention.Milliseconds(), s.hashTTLms(), s.k.wake).Slice()

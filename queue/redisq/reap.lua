@@ -18,8 +18,8 @@
 -- ARGV[7]  wake channel
 --
 -- A processing task whose lease deadline is <= now goes back to its queue
--- as stalled, ready from now, while it has attempts left, else ends failed with
--- "lease expired". Each task is handled by one script run, so concurrent
+-- as stalled, ready from now, while it has attempts left, else ends failed
+-- with "lease expired". Each task is handled by one script run, so concurrent
 -- reapers never both act on one task: the second no longer finds it in the
 -- lease index. Finished tasks whose finish time is <= now-retention are
 -- deleted with their index entries; every queue's dead index is trimmed by
@@ -77,7 +77,7 @@ if #old > 0 then
       redis.call('DEL', tk)
     end
   end
-  redis.call('ZREM', G.done, unpack(old))
+  chunked('ZREM', G.done, old)
   purged = #old
 end
 for _, q in ipairs(redis.call('SMEMBERS', G.queues)) do
