@@ -21,11 +21,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/batonhq/baton/admin"
 	"github.com/batonhq/baton/artifact"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/egress"
 	"github.com/batonhq/baton/httpapi"
 	"github.com/batonhq/baton/ledger"
+	"github.com/batonhq/baton/pdf"
 	"github.com/batonhq/baton/pipeline"
 	"github.com/batonhq/baton/queue"
 	"github.com/batonhq/baton/queue/redisq"
@@ -61,6 +63,8 @@ type Config struct {
 	EgressAllow string
 	// Pipeline tunes the domain pipeline.
 	Pipeline PipelineConfig
+	// PDF tunes the HTML→PDF service (app/pdf.go).
+	PDF PDFConfig
 	// ReapInterval overrides the controller's lease reaper interval.
 	ReapInterval time.Duration
 	// ShutdownGrace bounds how long running tasks may finish at shutdown; default 30s.
@@ -85,6 +89,9 @@ type App struct {
 	Pipeline  *pipeline.Service
 	Sandbox   *sandbox.Sandbox
 	Egress    *egress.Policy
+	UI        *admin.UI
+	// PDF is the HTML→PDF service (app/pdf.go).
+	PDF *pdf.Service
 
 	closers []func() error
 
@@ -170,6 +177,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		a.closeAll()
 		return nil, err
 	}
+	if err := a.openPDF(ctx); err != nil {
+		a.closeAll()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -238,6 +249,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 	a.stopOnce.Do(func() {
 		if a.wcancel != nil {
 			a.wcancel()
+		}
+		if a.UI != nil {
+			_ = a.UI.Close()
 		}
 		if a.Pipeline != nil {
 			a.Pipeline.Stop()

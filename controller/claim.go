@@ -33,6 +33,7 @@ func (c *Controller) Claim(ctx context.Context, req baton.ClaimRequest) ([]baton
 				return nil, storeErr("claim", err)
 			}
 			if len(tasks) > 0 {
+				c.inflight.add(time.Now(), tasks)
 				c.metrics.observeClaim(time.Since(start), tasks)
 				return tasks, nil
 			}

@@ -62,8 +62,9 @@ type Controller struct {
 	metrics *Metrics
 	cfg     Config
 
-	wake   *broadcaster
-	queues *queueCache
+	wake     *broadcaster
+	queues   *queueCache
+	inflight inflight
 
 	mu         sync.RWMutex
 	advancers  []advancerEntry

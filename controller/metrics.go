@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,18 +13,15 @@ import (
 
 // Metrics are the engine's Prometheus measurements.
 type Metrics struct {
-	created       prometheus.Counter
-	claimLatency  *prometheus.HistogramVec
-	claimed       *prometheus.CounterVec
-	taskDuration  *prometheus.HistogramVec
-	outcomes      *prometheus.CounterVec
-	leaseExpired  *prometheus.CounterVec
-	leaseLost     prometheus.Counter
-	pdfStalled    prometheus.Counter
-	reapFailed    *prometheus.CounterVec
-	claimedAt     sync.Map // taskID -> claim time, for task duration
-	lastClaimedGC time.Time
-	gcMu          sync.Mutex
+	created      prometheus.Counter
+	claimLatency *prometheus.HistogramVec
+	claimed      *prometheus.CounterVec
+	taskDuration *prometheus.HistogramVec
+	outcomes     *prometheus.CounterVec
+	leaseExpired *prometheus.CounterVec
+	leaseLost    prometheus.Counter
+	pdfStalled   prometheus.Counter
+	reapFailed   *prometheus.CounterVec
 
 	queueGauges *queueCollector
 }
@@ -96,45 +92,15 @@ func (m *Metrics) observeClaim(d time.Duration, tasks []baton.Task) {
 		return
 	}
 	m.claimLatency.WithLabelValues("tasks").Observe(d.Seconds())
-	now := time.Now()
 	for i := range tasks {
 		m.claimed.WithLabelValues(tasks[i].Queue).Inc()
-		m.claimedAt.Store(tasks[i].ID, claimStamp{at: now, queue: tasks[i].Queue, typ: tasks[i].Type})
 	}
-	m.gcClaimed(now)
 }
 
-type claimStamp struct {
-	at    time.Time
-	queue string
-	typ   string
-}
-
-// gcClaimed forgets claim stamps of tasks whose results never came here
-// (reaped, or reported to another controller).
-func (m *Metrics) gcClaimed(now time.Time) {
-	m.gcMu.Lock()
-	if now.Sub(m.lastClaimedGC) < time.Minute {
-		m.gcMu.Unlock()
-		return
-	}
-	m.lastClaimedGC = now
-	m.gcMu.Unlock()
-	m.claimedAt.Range(func(k, v any) bool {
-		if now.Sub(v.(claimStamp).at) > 2*queue.MaxLeaseTTL {
-			m.claimedAt.Delete(k)
-		}
-		return true
-	})
-}
-
-func (m *Metrics) observeResult(comp queue.Completion, ack queue.Ack) {
-	if v, ok := m.claimedAt.LoadAndDelete(comp.TaskID); ok {
-		st := v.(claimStamp)
-		m.taskDuration.WithLabelValues(st.queue).Observe(time.Since(st.at).Seconds())
-		m.outcomes.WithLabelValues(st.typ, string(comp.Result.Outcome)).Inc()
-	}
-	_ = ack
+// observeResult records an accepted result of a task claimed here.
+func (m *Metrics) observeResult(c *claimed, o baton.Outcome) {
+	m.taskDuration.WithLabelValues(c.task.Queue).Observe(time.Since(c.at).Seconds())
+	m.outcomes.WithLabelValues(c.task.Type, string(o)).Inc()
 }
 
 // ObserveOutcome counts an accepted result of a task type.

@@ -106,6 +106,13 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 		}
 		woke := false
 		for k, r := range res {
+			comp := &comps[k]
+			if cl, ok := c.inflight.get(comp.TaskID, comp.Result.LeaseToken); ok {
+				if r.Err == nil && !r.Ack.Duplicate {
+					c.metrics.observeResult(cl, comp.Result.Outcome)
+				}
+				c.inflight.forget(comp.TaskID, comp.Result.LeaseToken)
+			}
 			if r.Err != nil {
 				if errors.Is(r.Err, baton.ErrLeaseLost) {
 					c.metrics.leaseLost.Inc()
@@ -113,11 +120,8 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 				errs[idx[k]] = storeErr("complete", r.Err)
 				continue
 			}
-			if !r.Ack.Duplicate {
-				c.metrics.observeResult(comps[k], r.Ack)
-				if r.Ack.State == baton.StatePending || len(comps[k].FollowUps) > 0 {
-					woke = true
-				}
+			if !r.Ack.Duplicate && (r.Ack.State == baton.StatePending || len(comp.FollowUps) > 0) {
+				woke = true
 			}
 		}
 		if woke {
@@ -135,16 +139,27 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 }
 
 // plan fills the completion's final state, follow-ups and outbox from the
-// task type's Advancer, if any. A result names only the task ID, so finding
-// the type costs one store read — paid only once an Advancer is registered.
+// task type's Advancer, if any. A result names only the task ID: its type
+// and payload come from the claim this controller made (no store read), or,
+// for a task claimed through another controller, from one store read.
 func (c *Controller) plan(ctx context.Context, comp *queue.Completion) error {
 	if !c.hasAdvancers() {
 		comp.FinalState = DefaultFinalState(comp.Result.Outcome)
 		return nil
 	}
-	info, err := c.store.Get(ctx, comp.TaskID)
-	if err != nil {
-		return storeErr("read task", err)
+	var info baton.TaskInfo
+	if cl, ok := c.inflight.get(comp.TaskID, comp.Result.LeaseToken); ok {
+		// Claimed here under this very lease: type and payload are known.
+		if c.advancerFor(cl.task.Type) == nil {
+			comp.FinalState = DefaultFinalState(comp.Result.Outcome)
+			return nil
+		}
+		info = cl.info()
+	} else {
+		var err error
+		if info, err = c.store.Get(ctx, comp.TaskID); err != nil {
+			return storeErr("read task", err)
+		}
 	}
 	adv := c.advancerFor(info.Type)
 	if adv == nil {
