@@ -59,6 +59,9 @@ type Config struct {
 	DB string
 	// Sandbox starts the provider simulator and points the checks at it (--sandbox).
 	Sandbox bool
+	// Providers is a JSON file with every check's endpoints, keys and
+	// thresholds (--providers; check/all.Config). Ignored with Sandbox.
+	Providers string
 	// EgressAllow lists private CIDRs outbound fetches may reach (--egress-allow).
 	EgressAllow string
 	// Pipeline tunes the domain pipeline.
@@ -178,6 +181,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	if err := a.openPDF(ctx); err != nil {
+		a.closeAll()
+		return nil, err
+	}
+	if err := a.openUI(); err != nil {
 		a.closeAll()
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func (a *App) openPDF(ctx context.Context) error {
 		return err
 	}
 	m := pdf.NewMetrics(a.Registry, a.Ctrl.Metrics().StalledPDF)
-	a.Ctrl.Handle("pdf.", pdf.NewAdvancer(m))
+	a.Ctrl.Handle("pdf.", pdf.NewAdvancer(m, a.Store))
 
 	var stats func() []chromium.InstanceStats
 	if cfg.Workers > 0 {

@@ -1,15 +1,18 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/batonhq/baton/check"
-	"github.com/batonhq/baton/check/register"
-	"github.com/batonhq/baton/check/wayback"
+	"github.com/batonhq/baton/check/all"
 	"github.com/batonhq/baton/check/wordlist"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/egress"
@@ -77,8 +80,10 @@ func (a *App) openPipeline(ctx context.Context) error {
 		return err
 	}
 	timeout := cfg.Pipeline.CheckTimeout
-	var regCfg register.Config
-	var wbCfg wayback.Config
+	provCfg, err := LoadProviders(cfg.Providers)
+	if err != nil {
+		return err
+	}
 	if cfg.Sandbox {
 		hang := cfg.Pipeline.SandboxHang
 		if hang <= 0 {
@@ -90,34 +95,70 @@ func (a *App) openPipeline(ctx context.Context) error {
 		}
 		a.Sandbox = sb
 		a.closers = append(a.closers, sb.Close)
-		ep := sb.Endpoints()
 		// The simulator listens on loopback: let the checks reach it.
 		allow = append(allow, netip.MustParsePrefix("127.0.0.1/32"))
-		regCfg.BootstrapURL = ep.RDAPBootstrap
-		regCfg.WHOISServers = ep.WHOISServers
-		wbCfg.BaseURL = ep.Wayback
+		provCfg = all.SandboxConfig(sb.Endpoints())
 		if timeout <= 0 {
 			timeout = 2 * time.Second
 		}
 	}
-	if timeout <= 0 {
-		timeout = 10 * time.Second
+	if timeout > 0 {
+		provCfg = provCfg.WithTimeout(timeout)
 	}
 	policy, err := egress.NewPolicy(egress.Config{Allow: allow})
 	if err != nil {
 		return err
 	}
 	a.Egress = policy
-	regCfg.Timeout, regCfg.WHOISTimeout, wbCfg.Timeout = timeout, timeout, timeout
 	env := check.Env{HTTP: policy.HTTPClient(0), Dial: policy.DialContext, Logger: cfg.Logger}
-	reg, err := register.New(regCfg, env)
+	checkers, err := all.New(provCfg, env, wordlist.NewStore(wordlist.Default()))
 	if err != nil {
-		return fmt.Errorf("register check: %w", err)
+		return fmt.Errorf("domain checks (--providers): %w", err)
 	}
-	wb, err := wayback.New(wbCfg, env, wordlist.NewStore(wordlist.Default()))
-	if err != nil {
-		return fmt.Errorf("wayback check: %w", err)
-	}
-	pipeline.RegisterChecks(a.cfg.Registry, reg, wb)
+	pipeline.RegisterChecks(a.cfg.Registry, checkers...)
 	return nil
+}
+
+// LoadProviders reads the provider configuration (endpoints, keys,
+// thresholds of every check: check/all.Config as JSON) from path; an
+// empty path gives the defaults (the real providers' public endpoints,
+// no keys: steps that need a key answer retry with an operator alert).
+func LoadProviders(path string) (all.Config, error) {
+	var c all.Config
+	if path == "" {
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("read provider configuration (--providers): %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("provider configuration %s (--providers): %w", path, err)
+	}
+	return c, nil
+}
+
+// RemoteChecks builds the domain checks for a remote worker (baton worker):
+// provider configuration from providersPath, outbound traffic through the
+// egress guard with egressAllow.
+func RemoteChecks(providersPath, egressAllow string, timeout time.Duration, log *slog.Logger) ([]check.Checker, error) {
+	provCfg, err := LoadProviders(providersPath)
+	if err != nil {
+		return nil, err
+	}
+	if timeout > 0 {
+		provCfg = provCfg.WithTimeout(timeout)
+	}
+	allow, err := egress.ParseAllowList(egressAllow)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := egress.NewPolicy(egress.Config{Allow: allow})
+	if err != nil {
+		return nil, err
+	}
+	env := check.Env{HTTP: policy.HTTPClient(0), Dial: policy.DialContext, Logger: log}
+	return all.New(provCfg, env, wordlist.NewStore(wordlist.Default()))
 }

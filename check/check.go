@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -197,4 +199,28 @@ func (r *Registry) Steps() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Alert is an operator alert a checker puts in its verdict's Data under the
+// key "alert" (e.g. a rejected API key): the controller surfaces any such
+// object to the operator. Code names the problem ("chinaz_config",
+// "jucha_auth", ...); Message says what to fix.
+type Alert struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Redact returns s with every non-empty secret (and its URL query-escaped
+// and path-escaped forms) replaced by "[REDACTED]", for URLs and bodies kept
+// as evidence or shown in errors.
+func Redact(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if sec == "" {
+			continue
+		}
+		for _, form := range []string{sec, url.QueryEscape(sec), url.PathEscape(sec)} {
+			s = strings.ReplaceAll(s, form, redacted)
+		}
+	}
+	return s
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/batonhq/baton/httpapi"
 	"github.com/batonhq/baton/ledger"
 	"github.com/batonhq/baton/pipeline"
-	"github.com/batonhq/baton/queue"
 	"github.com/batonhq/baton/sandbox"
 )
 
@@ -148,6 +147,7 @@ type ledgerView struct {
 	Blacklisted bool
 	Steps       map[string]baton.Outcome
 	Evidence    map[string]bool
+	Attempts    map[string]int `json:"-"`
 }
 
 func readLedger(t *testing.T, c *httpapi.Client, names []string) map[string]ledgerView {
@@ -170,10 +170,11 @@ func readLedger(t *testing.T, c *httpapi.Client, names []string) map[string]ledg
 					}
 					continue
 				}
-				v := ledgerView{Status: d.Status, Blacklisted: d.Blacklisted, Steps: map[string]baton.Outcome{}, Evidence: map[string]bool{}}
+				v := ledgerView{Status: d.Status, Blacklisted: d.Blacklisted, Steps: map[string]baton.Outcome{}, Evidence: map[string]bool{}, Attempts: map[string]int{}}
 				for s, sv := range d.Steps {
 					v.Steps[s] = sv.Outcome
 					v.Evidence[s] = len(sv.Data) > 2
+					v.Attempts[s] = sv.Attempts
 				}
 				mu.Lock()
 				out[n] = v
@@ -285,21 +286,43 @@ func TestPipelineRunsEveryDomainToTheEnd(t *testing.T) {
 			first := readLedger(t, admin, names)
 			checkPaths(t, first, []string{pipeline.StepRegister})
 
-			// Enable wayback afterwards: only domains that passed register run,
-			// and they run only wayback.
-			setSteps(t, admin, pipeline.StepRegister, pipeline.StepWayback)
+			// Enable the other six afterwards: only domains that passed
+			// register run, and they do not run register again.
+			setSteps(t, admin, pipeline.Steps...)
 			scan(t, admin)
 			runToEnd(t, admin, names)
 			second := readLedger(t, admin, names)
-			checkPaths(t, second, []string{pipeline.StepRegister, pipeline.StepWayback})
-			var q []queue.QueueStat
-			if err := admin.Do(context.Background(), "GET", "/api/queues", nil, &q); err != nil {
-				t.Fatal(err)
-			}
+			checkPaths(t, second, pipeline.Steps)
 			for n, v := range first {
-				if v.Status != ledger.StatusPassed {
-					if _, ran := second[n].Steps[pipeline.StepWayback]; ran {
-						t.Fatalf("%s (%s after register) ran wayback", n, v.Status)
+				if v.Status != ledger.StatusPassed && len(second[n].Steps) != 1 {
+					t.Fatalf("%s (%s after register) ran more steps: %v", n, v.Status, second[n].Steps)
+				}
+				if second[n].Attempts[pipeline.StepRegister] != v.Attempts[pipeline.StepRegister] {
+					t.Fatalf("%s ran register again", n)
+				}
+			}
+			// Every step's pass, reject, black_hit (where the step has one)
+			// and retry paths occurred and were recorded.
+			seen := map[string]map[string]int{}
+			for _, v := range second {
+				for s, o := range v.Steps {
+					if seen[s] == nil {
+						seen[s] = map[string]int{}
+					}
+					seen[s][string(o)]++
+					if v.Attempts[s] > 1 {
+						seen[s]["retried"]++
+					}
+				}
+			}
+			for _, s := range pipeline.Steps {
+				want := []string{"pass", "reject", "retried"}
+				if s == pipeline.StepBaidu || s == pipeline.StepWayback || s == pipeline.StepJucha || s == pipeline.StepJuzi {
+					want = append(want, "black_hit")
+				}
+				for _, w := range want {
+					if seen[s][w] == 0 {
+						t.Errorf("step %s: no %s path recorded (%v)", s, w, seen[s])
 					}
 				}
 			}
@@ -375,3 +398,53 @@ func TestPipelineSurvivesControllerKill(t *testing.T) {
 		})
 	}
 }
+
+// A misconfigured provider key reaches the operator: the check retries and
+// GET /api/alerts names the problem.
+func TestMisconfiguredKeyRaisesAlert(t *testing.T) {
+	sb, err := sandbox.Start(context.Background(), sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	ep := sb.Endpoints()
+	prov := fmt.Sprintf(`{"chinaz":{"baseUrl":%q,"api":"baiduweight","key":"wrong-key"}}`, ep.Chinaz)
+	path := t.TempDir() + "/providers.json"
+	if err := os.WriteFile(path, []byte(prov), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctrl := serve(t, "controller", t.TempDir(), "--workers", "4", "--providers", path, "--egress-allow", "127.0.0.1/32", "--scan-interval", "1h")
+	admin := httpapi.NewClient(ctrl.url, adminTok)
+	setSteps(t, admin, pipeline.StepChinaz)
+	importDomains(t, admin, []string{"alert-me.com"})
+	scan(t, admin)
+	var al struct {
+		Alerts []pipeline.Alert `json:"alerts"`
+	}
+	waitFor(t, "the chinaz alert", 60*time.Second, func() bool {
+		return admin.Do(context.Background(), "GET", "/api/alerts", nil, &al) == nil && len(al.Alerts) > 0
+	})
+	a := al.Alerts[0]
+	if a.Code != "chinaz_config" || a.Step != pipeline.StepChinaz || a.Message == "" || strings.Contains(a.Message, "wrong-key") {
+		t.Fatalf("alert %+v", a)
+	}
+	ti := tasksOf(t, admin, "domain.chinaz")
+	if ti.Retry+ti.Ready+ti.Running == 0 {
+		t.Fatalf("the chinaz task should be waiting for its retry: %+v", ti)
+	}
+}
+
+func tasksOf(t *testing.T, c *httpapi.Client, q string) queueStat {
+	qs, err := c.Queues(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range qs {
+		if s.Name == q {
+			return queueStat{Ready: s.Ready, Running: s.Running, Retry: s.Retry}
+		}
+	}
+	return queueStat{}
+}
+
+type queueStat struct{ Ready, Running, Retry int64 }

@@ -349,6 +349,11 @@ func (p *Proxy) reject(w http.ResponseWriter, sess *Session, target string, err 
 	}
 	sess.record(target, reason)
 	p.log.Info("refused", "session", sess.id, "target", target, "reason", reason)
+	if status == http.StatusForbidden {
+		// RFC 9209: says that the proxy, not the site, refused the request,
+		// so that Chromium's caller can tell the two 403s apart.
+		w.Header().Set("Proxy-Status", `baton-egress; error=destination_ip_prohibited`)
+	}
 	// The body is what a page may see: the client-safe message only.
 	http.Error(w, baton.ErrorMessage(err), status)
 }

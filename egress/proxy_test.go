@@ -300,6 +300,9 @@ func TestProxyCONNECT(t *testing.T) {
 			if resp.StatusCode != http.StatusForbidden {
 				t.Fatalf("status %d, want 403", resp.StatusCode)
 			}
+			if resp.Header.Get("Proxy-Status") == "" {
+				t.Fatalf("403 without a Proxy-Status header: Chromium's caller cannot tell it from the site's own 403")
+			}
 			if !strings.Contains(string(body), "refused") {
 				t.Fatalf("body %q", body)
 			}

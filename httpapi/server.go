@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +43,8 @@ type Server struct {
 	ready  func(ctx context.Context) error
 	log    *slog.Logger
 	mux    *http.ServeMux
+	// taskHook is the TaskHook of GET/DELETE /api/tasks/{id}, if any.
+	taskHook atomic.Pointer[TaskHook]
 }
 
 // New builds the server and its routes.
@@ -92,19 +95,52 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 
 func (s *Server) wrap(role Role, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if role > RoleNone && s.tokens.role(r) < role {
-			if s.tokens.role(r) == RoleNone {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="baton"`)
-				writeError(w, r, s.log, errUnauthorized)
-				return
-			}
-			writeError(w, r, s.log, baton.Errorf(baton.EForbidden, "this token may not call %s", r.URL.Path))
+		if err := s.authorize(w, r, role); err != nil {
+			writeError(w, r, s.log, err)
 			return
 		}
 		if err := h(w, r); err != nil {
 			writeError(w, r, s.log, err)
 		}
 	})
+}
+
+// authorize refuses a request whose token does not reach role.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, role Role) error {
+	if role == RoleNone || s.tokens.role(r) >= role {
+		return nil
+	}
+	if s.tokens.role(r) == RoleNone {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="baton"`)
+		return errUnauthorized
+	}
+	return baton.Errorf(baton.EForbidden, "this token may not call %s", r.URL.Path)
+}
+
+// TaskHook lets a service answer GET and DELETE /api/tasks/{id} for its own
+// tasks and callers (the PDF service: its API keys and its fields). It runs
+// before the generic route's authorization with the caller's role and
+// returns handled=false to leave the request to the generic, admin-only
+// route.
+type TaskHook func(w http.ResponseWriter, r *http.Request, role Role) (handled bool, err error)
+
+// SetTaskHook installs h (nil removes it). Call it while assembling the
+// server, before it serves.
+func (s *Server) SetTaskHook(h TaskHook) { s.taskHook.Store(&h) }
+
+// hooked runs the task hook, then h for callers with at least role.
+func (s *Server) hooked(role Role, h HandlerFunc) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if hp := s.taskHook.Load(); hp != nil && *hp != nil {
+			if handled, err := (*hp)(w, r, s.tokens.role(r)); handled {
+				return err
+			}
+		}
+		if err := s.authorize(w, r, role); err != nil {
+			return err
+		}
+		return h(w, r)
+	}
 }
 
 // ServeHTTP implements http.Handler, turning panics into a logged 500 with
@@ -132,8 +168,8 @@ func (s *Server) routes() {
 
 	s.Handle("POST /api/tasks", RoleAdmin, s.createTask)
 	s.Handle("POST /api/tasks/batch", RoleAdmin, s.createTasks)
-	s.Handle("GET /api/tasks/{id}", RoleAdmin, s.getTask)
-	s.Handle("DELETE /api/tasks/{id}", RoleAdmin, s.cancelTask)
+	s.Handle("GET /api/tasks/{id}", RoleNone, s.hooked(RoleAdmin, s.getTask))
+	s.Handle("DELETE /api/tasks/{id}", RoleNone, s.hooked(RoleAdmin, s.cancelTask))
 	s.Handle("GET /api/queues", RoleAdmin, s.listQueues)
 	s.Handle("PUT /api/queues/{name}", RoleAdmin, s.putQueue)
 	s.Handle("POST /api/queues/{name}/pause", RoleAdmin, s.pauseQueue(true))

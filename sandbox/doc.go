@@ -15,6 +15,7 @@
 //	GET  /baidu/s?wd=site:<domain>          result page with the count markers / zero page / 302 to /baidu/wappass captcha
 //	GET  /chinaz/single/<api>?key=&domain=  {StateCode,Reason,Result}; HTTP 431/433/531; weight field names INVENTED
 //	GET  /aizhan/baidurank/siteinfos/<KEY>?domains=a|b   code 200000, data.success/failed, numbers sometimes strings
+//	GET  /aizhan/site/hisinfos/<KEY>?domains=a|b&type=0  history maxima (pc_br_max, m_br_max), real sample's shape
 //	POST /jucha/item/search                 SIMULATED JSON (no public API exists)
 //	GET  /juzi/domain?domain=               SIMULATED HTML behind cookie juzi_session (no public API exists)
 //

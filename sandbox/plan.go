@@ -205,9 +205,9 @@ func tldOf(domain string) string {
 // Expect returns the final outcome a checker with default configuration
 // reaches for domain at step against the sandbox, once its "once" failures
 // have been retried. For register a TLD the sandbox does not serve (see TLDs)
-// stays retry. For steps whose checkers do not exist yet (baidu, chinaz,
-// aizhan, jucha, juzi) it is the outcome the simulated data is designed for:
-// count/weight/rank ≥ 1 passes, 0 rejects, black-list words black_hit.
+// stays retry. For baidu, chinaz, aizhan, jucha and juzi it is the outcome
+// of the default thresholds: count/weight/rank/site age ≥ 1 passes, 0 (or
+// 被墙) rejects, black-list words black_hit (aizhan without UseHistory).
 func Expect(domain, step string) baton.Outcome {
 	domain = strings.ToLower(strings.TrimSuffix(domain, "."))
 	p := planFor(domain, step)

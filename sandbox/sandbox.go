@@ -281,6 +281,7 @@ func (s *Sandbox) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /baidu/wappass", s.baiduCaptcha)
 	mux.HandleFunc("GET /chinaz/single/{api}", s.chinaz)
 	mux.HandleFunc("GET /aizhan/baidurank/siteinfos/{key}", s.aizhan)
+	mux.HandleFunc("GET /aizhan/site/hisinfos/{key}", s.aizhanHistory)
 	mux.HandleFunc("POST /jucha/item/search", s.jucha)
 	mux.HandleFunc("GET /juzi/domain", s.juzi)
 	mux.HandleFunc("GET /juzi/login", s.juziLogin)

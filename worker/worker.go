@@ -43,6 +43,11 @@ type Config struct {
 	ClaimWait time.Duration
 	// ResultBatch bounds one results request; default 256.
 	ResultBatch int
+	// ResultLinger is how long the reporter waits for more results to
+	// join a request that is not full; default 2ms (0 keeps the default,
+	// negative disables). A few milliseconds turn many one-result requests
+	// — each a store transaction — into a few large ones.
+	ResultLinger time.Duration
 	// ShutdownGrace is how long running tasks may finish after shutdown
 	// begins before they are cancelled and handed back; default 30s.
 	ShutdownGrace time.Duration
@@ -101,6 +106,9 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.ResultBatch <= 0 {
 		cfg.ResultBatch = 256
+	}
+	if cfg.ResultLinger == 0 {
+		cfg.ResultLinger = 2 * time.Millisecond
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = 30 * time.Second
@@ -427,6 +435,12 @@ func (w *Worker) report(ctx context.Context) {
 			return
 		}
 		batch = append(batch[:0], it)
+		var linger <-chan time.Time
+		var timer *time.Timer
+		if w.cfg.ResultLinger > 0 {
+			timer = time.NewTimer(w.cfg.ResultLinger)
+			linger = timer.C
+		}
 	fill:
 		for len(batch) < w.cfg.ResultBatch {
 			select {
@@ -436,8 +450,22 @@ func (w *Worker) report(ctx context.Context) {
 				}
 				batch = append(batch, it)
 			default:
-				break fill
+				if linger == nil {
+					break fill
+				}
+				select {
+				case it, ok := <-w.results:
+					if !ok {
+						break fill
+					}
+					batch = append(batch, it)
+				case <-linger:
+					break fill
+				}
 			}
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 		w.send(ctx, batch)
 	}

@@ -38,6 +38,7 @@ func newBench() *cobra.Command {
 		},
 	}
 	cmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (controller, workers, clients) to this file")
-	cmd.AddCommand(newBenchQueue())
+	cmd.AddCommand(newBenchQueue(), newBenchPipeline())
+	cmd.AddCommand(newBenchPDF())
 	return cmd
 }

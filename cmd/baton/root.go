@@ -20,7 +20,8 @@ func newRoot() *cobra.Command {
 			return applyEnv(cmd.Flags())
 		},
 	}
-	root.AddCommand(newServe(), newWorker(), newStatus(), newBench())
+	root.AddCommand(newServe(), newWorker(), newStatus(), newBench(), newDomains(), newPipeline())
+	root.AddCommand(newPDF())
 	return root
 }
 

@@ -61,7 +61,10 @@ func newStatus() *cobra.Command {
 			if len(ws) == 0 {
 				fmt.Fprintln(tw, "(no worker seen in the last 24h)\t\t\t\t")
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return printFunnel(cmd, c)
 		},
 	}
 	cf.register(cmd.Flags())
@@ -81,4 +84,51 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// printFunnel shows how many domains reached and passed each step, and the
+// open operator alerts.
+func printFunnel(cmd *cobra.Command, c *httpapi.Client) error {
+	var f struct {
+		Steps []struct {
+			Step     string `json:"step"`
+			Label    string `json:"label"`
+			Enabled  bool   `json:"enabled"`
+			Reached  int64  `json:"reached"`
+			Passed   int64  `json:"passed"`
+			Rejected int64  `json:"rejected"`
+			BlackHit int64  `json:"blackHit"`
+			Failed   int64  `json:"failed"`
+		} `json:"steps"`
+	}
+	if err := c.Do(cmd.Context(), "GET", "/api/pipeline/funnel", nil, &f); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "STEP\tCHECKED\tREACHED\tPASSED\tREJECTED\tBLACK_HIT\tFAILED\t")
+	for _, s := range f.Steps {
+		on := ""
+		if s.Enabled {
+			on = "x"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", s.Step, on, s.Reached, s.Passed, s.Rejected, s.BlackHit, s.Failed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var al struct {
+		Alerts []struct {
+			Code, Message, Step string
+			Count               int64
+		} `json:"alerts"`
+	}
+	if err := c.Do(cmd.Context(), "GET", "/api/alerts", nil, &al); err != nil {
+		return err
+	}
+	for _, a := range al.Alerts {
+		fmt.Fprintf(out, "ALERT %s (%s, %d times): %s\n", a.Code, a.Step, a.Count, a.Message)
+	}
+	return nil
 }

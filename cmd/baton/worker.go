@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton/app"
 	"github.com/batonhq/baton/httpapi"
+	"github.com/batonhq/baton/pipeline"
 	"github.com/batonhq/baton/worker"
 )
 
@@ -18,6 +19,8 @@ func newWorker() *cobra.Command {
 		concurrency                           int
 		grace, claimWait                      time.Duration
 		logLevel, logFormat                   string
+		providers, egressAllow                string
+		checkTimeout                          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -31,6 +34,11 @@ func newWorker() *cobra.Command {
 				return fmt.Errorf("no worker token: pass --worker-token or set BATON_WORKER_TOKEN (baton serve prints it)")
 			}
 			reg := app.Builtins()
+			checkers, err := app.RemoteChecks(providers, egressAllow, checkTimeout, log)
+			if err != nil {
+				return err
+			}
+			pipeline.RegisterChecks(reg, checkers...)
 			var globs []string
 			if types != "" {
 				for _, t := range strings.Split(types, ",") {
@@ -60,6 +68,9 @@ func newWorker() *cobra.Command {
 	fs.StringVar(&id, "id", "", "worker ID (default host-pid-random)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running tasks may finish before they are handed back")
 	fs.DurationVar(&claimWait, "claim-wait", 30*time.Second, "long-poll wait of a claim")
+	fs.StringVar(&providers, "providers", "", "JSON file with the domain checks' endpoints, keys and thresholds (see docs/pipeline.md)")
+	fs.StringVar(&egressAllow, "egress-allow", "", "private CIDRs the checks may reach, comma-separated (default none)")
+	fs.DurationVar(&checkTimeout, "check-timeout", 0, "timeout of one provider request (default per check, 10-30s)")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	usageEnv(fs)
