@@ -172,6 +172,7 @@ func TestSecret(t *testing.T) {
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("cfg", "key", s)
 	b, _ := json.Marshal(struct{ Key Secret }{s})
 	for name, got := range map[string]string{
+		//lint:ignore S1025 the test checks what each formatting verb prints
 		"String": s.String(), "%v": fmt.Sprintf("%v", s), "%s": fmt.Sprintf("%s", s), "%q": fmt.Sprintf("%q", s),
 		"%#v": fmt.Sprintf("%#v", s), "json": string(b), "slog": logged.String(),
 	} {

@@ -55,13 +55,16 @@ func TestConversionTasks(t *testing.T) {
 		task := ConversionTask{ID: "t1", APIKeyID: "k1", Status: baton.StatePending, SourceType: "html", Source: "<p>中文</p>",
 			Options: json.RawMessage(`{"format":"A4"}`), CallbackURL: "https://cb.example/x", Queue: "pdf.normal",
 			SuggestedQueue: "pdf.fast", IdempotencyKey: "idem-1", RequestHash: "h1", CreatedAt: at(0)}
-		stored, created, err := db.CreateConversionTask(ctx, task)
+		first, created, err := db.CreateConversionTask(ctx, task)
 		if err != nil || !created {
 			t.Fatalf("create: %v %v", created, err)
 		}
+		if diff := cmp.Diff(task, first); diff != "" {
+			t.Errorf("create returned (-want +got):\n%s", diff)
+		}
 		again := task
 		again.ID, again.RequestHash = "t2", "h2"
-		stored, created, err = db.CreateConversionTask(ctx, again)
+		stored, created, err := db.CreateConversionTask(ctx, again)
 		if err != nil || created {
 			t.Fatalf("same idempotency key: created %v, %v", created, err)
 		}

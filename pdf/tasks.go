@@ -161,12 +161,12 @@ func (s *Service) answerRepeat(w http.ResponseWriter, r *http.Request, p princip
 			httpapi.WriteJSON(w, http.StatusOK, Created{TaskID: prev.TaskID, Status: baton.StatePending})
 			return nil
 		}
-		conv, pl, err := s.prepare(ctx, p, prev.TaskID, req, opts, prev.Hash, prev.CreatedAt)
-		if err != nil {
-			return err
+		conv, pl, perr := s.prepare(ctx, p, prev.TaskID, req, opts, prev.Hash, prev.CreatedAt)
+		if perr != nil {
+			return perr
 		}
-		if err := s.insertAndEnqueue(ctx, conv, pl); err != nil {
-			return err
+		if perr := s.insertAndEnqueue(ctx, conv, pl); perr != nil {
+			return perr
 		}
 		v, err = s.view(ctx, prev.TaskID)
 	}

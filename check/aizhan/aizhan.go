@@ -230,7 +230,6 @@ type call struct {
 	err    error
 	alert  *check.Alert
 	rule   string
-	retry  time.Duration
 	reason string
 }
 

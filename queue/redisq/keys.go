@@ -81,7 +81,6 @@ func newKeys(namespace string) (keys, error) {
 
 func (k keys) task(id string) string   { return k.prefix + "t:" + id }
 func (k keys) pend(q string) string    { return k.prefix + "pend:" + q }
-func (k keys) dead(q string) string    { return k.prefix + "dead:" + q }
 func (k keys) qcfg(q string) string    { return k.prefix + "qcfg:" + q }
 func (k keys) gcra(q string) string    { return k.prefix + "gcra:" + q }
 func (k keys) worker(id string) string { return k.prefix + "w:" + id }

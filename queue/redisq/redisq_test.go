@@ -395,7 +395,7 @@ func TestBackoffMirrorsGo(t *testing.T) {
 		backoff    baton.Backoff
 		jitter     float64
 		retryAfter int64
-		subMs      time.Duration
+		subNanos   time.Duration
 	}{
 		{baton.Backoff{}, 0, 0, 0},
 		{baton.Backoff{}, 0.999, 0, 0},
@@ -415,7 +415,7 @@ func TestBackoffMirrorsGo(t *testing.T) {
 				if len(tk) != 1 || tk[0].Attempt != attempt {
 					t.Fatalf("claim at %v = %+v, want attempt %d", now, tk, attempt)
 				}
-				now = now.Add(250*time.Millisecond + tc.subMs)
+				now = now.Add(250*time.Millisecond + tc.subNanos)
 				c := retryOf(tk[0], now)
 				c.Backoff, c.Jitter, c.Result.RetryAfterMs = tc.backoff, tc.jitter, tc.retryAfter
 				ack := mustComplete(t, s, c)[0]
