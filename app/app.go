@@ -68,6 +68,8 @@ type Config struct {
 	Pipeline PipelineConfig
 	// PDF tunes the HTML→PDF service (app/pdf.go).
 	PDF PDFConfig
+	// NoUI leaves the admin web UI unmounted (a caller mounts its own).
+	NoUI bool
 	// ReapInterval overrides the controller's lease reaper interval.
 	ReapInterval time.Duration
 	// ShutdownGrace bounds how long running tasks may finish at shutdown; default 30s.
@@ -184,9 +186,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		a.closeAll()
 		return nil, err
 	}
-	if err := a.openUI(); err != nil {
-		a.closeAll()
-		return nil, err
+	if !cfg.NoUI {
+		if err := a.openUI(); err != nil {
+			a.closeAll()
+			return nil, err
+		}
 	}
 	return a, nil
 }
