@@ -1,23 +1,32 @@
 package admin_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/batonhq/baton/admin"
+	baton "github.com/batonhq/baton"
 	"github.com/batonhq/baton/app"
 	"github.com/batonhq/baton/pipeline"
 	"github.com/batonhq/baton/queue"
@@ -25,12 +34,12 @@ import (
 
 const chromiumPath = "/usr/bin/chromium"
 
-// env is one running Baton (sandbox, in-process workers) with the UI
-// mounted, and one headless Chromium tab.
+// env is one running Baton (sandbox, in-process workers, the PDF service)
+// with the UI mounted by app as baton serve mounts it, and one headless
+// Chromium tab.
 type env struct {
 	t     *testing.T
 	app   *app.App
-	pdf   *memPDF
 	base  string
 	token string
 	tab   context.Context
@@ -42,29 +51,78 @@ func startBaton(t *testing.T) *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a, err := app.New(ctx, app.Config{
 		Addr: "127.0.0.1:0", DataDir: t.TempDir(), Workers: 2, Sandbox: true, Logger: log,
-		Pipeline: app.PipelineConfig{NoDispatchLoop: true}, NoUI: true,
+		Pipeline: app.PipelineConfig{NoDispatchLoop: true},
+		// The PDF callbacks go to the test's receiver on 127.0.0.2, the only
+		// private address the service may reach.
+		EgressAllow: "127.0.0.2/32",
+		PDF:         app.PDFConfig{Browsers: 1, PagesPerBrowser: 1, ChromiumPath: chromiumPath},
 	})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
-	mem := newMemPDF(time.Now())
-	ui, err := admin.Mount(a.API, admin.Config{
-		Controller: a.Ctrl, Pipeline: a.Pipeline, DB: a.DB, Metrics: a.Registry, PDF: mem,
-		SampleEvery: time.Second, RefreshEvery: 2 * time.Second, Logger: log,
-	})
-	if err != nil {
-		t.Fatalf("admin.Mount: %v", err)
+	if a.UI == nil || a.PDF == nil {
+		t.Fatal("app.New did not mount the UI with the PDF service")
 	}
 	if err := a.Start(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = ui.Close()
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = a.Shutdown(sctx)
+		_ = a.Shutdown(sctx) // closes a.UI too
 	})
-	return &env{t: t, app: a, pdf: mem, base: a.URL(), token: a.Tokens.Admin}
+	return &env{t: t, app: a, base: a.URL(), token: a.Tokens.Admin}
+}
+
+// hook is a callback receiver on 127.0.0.2 (allowed by EgressAllow); it
+// keeps every request and answers 200.
+type hook struct {
+	url  string
+	mu   sync.Mutex
+	reqs []hookReq
+}
+
+type hookReq struct {
+	body      []byte
+	signature string
+	timestamp string
+}
+
+func startHook(t *testing.T) *hook {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("listen on 127.0.0.2: %v", err)
+	}
+	h := &hook{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		h.reqs = append(h.reqs, hookReq{body: b, signature: r.Header.Get("X-Signature"), timestamp: r.Header.Get("X-Signature-Timestamp")})
+		h.mu.Unlock()
+		_, _ = io.WriteString(w, "ok")
+	}))
+	_ = srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	h.url = srv.URL + "/pdf-done"
+	return h
+}
+
+func (h *hook) received() []hookReq {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]hookReq(nil), h.reqs...)
+}
+
+// signedBy checks SPEC §6's signature independently of Baton's code:
+// X-Signature: sha256=HEX(HMAC_SHA256(secret, body)).
+func (r hookReq) signedBy(secret string) bool {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(r.body)
+	want := "sha256=" + hex.EncodeToString(m.Sum(nil))
+	return hmac.Equal([]byte(want), []byte(r.signature))
 }
 
 // startBrowser starts headless Chromium; a missing browser fails the test.
@@ -135,16 +193,33 @@ func (e *env) shot(name string) {
 // api calls the JSON API with the admin token.
 func (e *env) api(method, path string, out any) {
 	e.t.Helper()
-	req, _ := http.NewRequest(method, e.base+path, nil)
-	req.Header.Set("Authorization", "Bearer "+e.token)
+	e.call(e.token, method, path, nil, http.StatusOK, out)
+}
+
+// call sends body (JSON, when not nil) with token and wants status back.
+func (e *env) call(token, method, path string, body any, want int, out any) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, e.base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		e.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	if resp.StatusCode != want {
+		e.t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -378,50 +453,146 @@ func TestAdminUIInBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("PDF tasks: detail and callback replay", func(t *testing.T) {
-		const id = "01JDPDF0000000000000000001"
-		e.do("PDF list", chromedp.Navigate(e.base+"/ui/pdf"), chromedp.WaitVisible("#pdf-list"))
-		if n := run(e, "rows", chromedp.Evaluate[int](`document.querySelectorAll("#pdf-list tbody tr").length`)); n != 3 {
-			t.Errorf("%d tasks listed, want 3", n)
-		}
-		e.shot("pdf-tasks")
-		e.do("open task", chromedp.Click(`#pdf-list a[href="/ui/pdf/`+id+`"]`), chromedp.WaitVisible("#callbacks"))
-		if !e.eval(`document.querySelector("#task-options").textContent.includes("networkidle")`) {
-			t.Error("the task's options are not shown")
-		}
-		e.shot("pdf-task")
-		e.do("replay", chromedp.Click("#replay"), chromedp.WaitVisible("#flash"))
-		if n := run(e, "callback rows", chromedp.Evaluate[int](`document.querySelectorAll("#callbacks tbody tr").length`)); n != 3 {
-			t.Errorf("%d callback attempts after replay, want 3", n)
-		}
-		if !e.eval(`document.querySelector("#callbacks tbody tr:last-child").classList.contains("replay")`) {
-			t.Error("the replayed attempt is not marked as a replay")
-		}
-		if rs := e.pdf.replayed(); len(rs) != 1 || rs[0].Attempts != 3 || rs[0].BackoffMultiplier != 2 {
-			t.Errorf("backend got replays %+v, want one with attempts 3, multiplier 2", rs)
-		}
-		ct := run(e, "download", chromedp.Evaluate[string](`fetch("/ui/pdf/`+id+`/result").then(r => r.status + " " + r.headers.get("Content-Type"))`,
-			chromedp.EvalAwaitPromise))
-		if ct != "200 application/pdf" {
-			t.Errorf("download answered %q", ct)
-		}
-	})
-
-	t.Run("API keys: create shows the secret once, revoke", func(t *testing.T) {
+	// The key is made on the keys page: the PDF steps submit with it and
+	// check the callbacks' signatures with its secret.
+	var key struct{ id, value, secret string }
+	t.Run("API keys: create shows the secret once", func(t *testing.T) {
 		e.do("create key", chromedp.Navigate(e.base+"/ui/keys"), chromedp.WaitVisible("#create-key"),
-			chromedp.SetValue("#key-name", "reports-staging"), chromedp.Submit("#key-name"), chromedp.WaitVisible("#new-key"))
-		if s := e.text("#new-key-secret"); !strings.HasPrefix(s, "whsec_") {
-			t.Errorf("secret shown = %q", s)
+			chromedp.SetValue("#key-name", "invoices-prod"), chromedp.Submit("#key-name"), chromedp.WaitVisible("#new-key"))
+		key.id = strings.TrimSpace(e.text("#new-key-id"))
+		key.value = strings.TrimSpace(e.text("#new-key-value"))
+		key.secret = strings.TrimSpace(e.text("#new-key-secret"))
+		if key.id == "" || !strings.HasPrefix(key.value, "bk_") || !strings.HasPrefix(key.secret, "whsec_") {
+			t.Fatalf("new key shown as id %q, key %q, secret %q", key.id, key.value, key.secret)
 		}
 		e.shot("api-keys")
-		e.do("reload", chromedp.Navigate(e.base+"/ui/keys"), chromedp.WaitVisible("#key-list"))
-		if !e.eval(`document.getElementById("new-key") === null`) {
+		e.do("reload", chromedp.Navigate(e.base+"/ui/keys"), chromedp.WaitVisible(`#key-list tr[data-key="`+key.id+`"]`))
+		if !e.eval(`document.getElementById("new-key") === null`) || e.eval(`document.body.innerHTML.includes(`+jsString(key.secret)+`)`) {
 			t.Error("the secret is shown again after a reload")
 		}
-		e.do("revoke", chromedp.Click(`tr[data-key="key_01"] button`), chromedp.WaitVisible("#flash"))
-		if !e.pdf.revoked("key_01") {
-			t.Error("key_01 not revoked")
+		e.call(key.value, "GET", "/api/pdf/tasks", nil, http.StatusOK, nil) // the key works on the API
+	})
+
+	t.Run("PDF: a real conversion, its detail, download and callback replay", func(t *testing.T) {
+		if key.secret == "" {
+			t.Fatal("no API key from the keys page")
 		}
+		h := startHook(t)
+		var created struct{ TaskID, Status, Queue string }
+		e.call(key.value, "POST", "/api/tasks/pdf", map[string]any{
+			"source": map[string]string{"type": "html", "content": invoiceHTML},
+			"options": map[string]any{"format": "A4", "printBackground": true, "waitForSelector": "#total",
+				"margin": map[string]string{"top": "1cm", "bottom": "1cm"}},
+			"callback": map[string]string{"url": h.url},
+			"priority": "fast",
+		}, http.StatusAccepted, &created)
+		id := created.TaskID
+		if id == "" || created.Queue != "pdf.fast" {
+			t.Fatalf("POST /api/tasks/pdf answered %+v", created)
+		}
+		e.waitFor("the conversion to finish", func() bool {
+			var v struct{ Status, Error string }
+			e.call(key.value, "GET", "/api/tasks/"+id, nil, http.StatusOK, &v)
+			if st := baton.State(v.Status); st.Terminal() && st != baton.StateCompleted {
+				t.Fatalf("conversion ended %s: %s", v.Status, v.Error)
+			}
+			return v.Status == string(baton.StateCompleted)
+		})
+		// The callback is sent after the ledger records the end; its log row
+		// comes after the receiver's answer.
+		e.waitFor("the first callback in the log", func() bool {
+			var log []struct{ Attempt int }
+			e.call(key.value, "GET", "/api/tasks/"+id+"/callbacks", nil, http.StatusOK, &log)
+			return len(log) > 0
+		})
+		got := h.received()
+		if len(got) != 1 {
+			t.Fatalf("the receiver got %d callbacks, want 1", len(got))
+		}
+		checkCallback(t, got[0], key.secret, id)
+
+		link := `#pdf-list a[href="/ui/pdf/` + id + `"]`
+		e.do("PDF list", chromedp.Navigate(e.base+"/ui/pdf"), chromedp.WaitVisible(link))
+		row := run(e, "task row", chromedp.Evaluate[string](`document.querySelector(`+jsString(link)+`).closest("tr").textContent`))
+		for _, want := range []string{"completed", "pdf.fast", "invoices-prod", "html"} {
+			if !strings.Contains(row, want) {
+				t.Errorf("the list's row %q does not show %q", row, want)
+			}
+		}
+		e.shot("pdf-tasks")
+
+		e.do("open task", chromedp.Click(link), chromedp.WaitVisible("#callbacks"))
+		if st := strings.TrimSpace(e.text("#task-status")); st != "completed" {
+			t.Errorf("detail shows status %q", st)
+		}
+		if opts := e.text("#task-options"); !strings.Contains(opts, `"waitForSelector": "#total"`) || !strings.Contains(opts, `"format": "A4"`) {
+			t.Errorf("the task's options are not shown: %q", opts)
+		}
+		if n := run(e, "timings shown", chromedp.Evaluate[int](`Array.from(document.querySelectorAll("#timings dd")).filter(d => d.textContent.trim() !== "–").length`)); n < 5 {
+			// created, started, finished, render and total time; the queue wait
+			// may round to nothing.
+			t.Errorf("%d timings shown, want at least 5: %q", n, e.text("#timings"))
+		}
+		if v := e.text("#render-time"); strings.TrimSpace(v) == "–" {
+			t.Error("no render time")
+		}
+		if n := run(e, "callback rows", chromedp.Evaluate[int](`document.querySelectorAll("#callbacks tbody tr").length`)); n != 1 {
+			t.Fatalf("%d callback rows before the replay, want 1", n)
+		}
+		first := e.text("#callbacks tbody tr:first-child")
+		if !strings.Contains(first, "200") || !strings.Contains(first, h.url) || e.eval(`document.querySelector("#callbacks tbody tr").classList.contains("replay")`) {
+			t.Errorf("the first delivery's row %q: want 200, the receiver's URL, no replay mark", first)
+		}
+
+		href := run(e, "download link", chromedp.AttributeValue("#download", "href")).Value
+		if href == "" {
+			t.Fatal("no Download link on the completed task")
+		}
+		resp, body := e.withSession(href)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(body, []byte("%PDF-")) {
+			t.Errorf("download answered %d %s, %d bytes starting %q", resp.StatusCode, resp.Header.Get("Content-Type"), len(body), body[:min(len(body), 8)])
+		}
+		if resp, err := noRedirect.Get(e.base + href); err != nil {
+			t.Error(err)
+		} else if resp.Body.Close(); resp.StatusCode == http.StatusOK {
+			t.Error("the PDF downloads without a session")
+		}
+
+		e.do("replay", chromedp.Click("#replay"), chromedp.WaitVisible("#flash"), chromedp.WaitVisible("#callbacks"))
+		e.waitFor("the replayed callback at the receiver", func() bool { return len(h.received()) == 2 })
+		replayed := h.received()[1]
+		checkCallback(t, replayed, key.secret, id)
+		if n := run(e, "callback rows", chromedp.Evaluate[int](`document.querySelectorAll("#callbacks tbody tr").length`)); n != 2 {
+			t.Fatalf("%d callback rows after the replay, want 2", n)
+		}
+		if !e.eval(`document.querySelector("#callbacks tbody tr:last-child").classList.contains("replay")`) {
+			t.Error("the replayed delivery is not marked as a replay")
+		}
+		if c := strings.TrimSpace(e.text("#callbacks tbody tr:last-child td:first-child")); !strings.HasPrefix(c, "2") {
+			t.Errorf("the replay's row is numbered %q, want attempt 2", c)
+		}
+		var log []struct {
+			Attempt        int
+			Replay         bool
+			ResponseStatus int
+		}
+		e.call(key.value, "GET", "/api/tasks/"+id+"/callbacks", nil, http.StatusOK, &log)
+		if len(log) != 2 || log[0].Replay || !log[1].Replay || log[1].Attempt != 2 || log[1].ResponseStatus != http.StatusOK {
+			t.Errorf("callback log %+v, want the delivery then one replay answered 200", log)
+		}
+		e.shot("pdf-task")
+	})
+
+	t.Run("API keys: revoke", func(t *testing.T) {
+		if key.id == "" {
+			t.Fatal("no API key from the keys page")
+		}
+		revoke := `tr[data-key="` + key.id + `"] button`
+		e.do("revoke", chromedp.Navigate(e.base+"/ui/keys"), chromedp.WaitVisible(revoke), chromedp.Click(revoke), chromedp.WaitVisible("#flash"))
+		if !e.eval(`document.querySelector(` + jsString(`tr[data-key="`+key.id+`"] .badge.bad`) + `) !== null`) {
+			t.Error("the key is not shown as revoked")
+		}
+		e.call(key.value, "GET", "/api/pdf/tasks", nil, http.StatusUnauthorized, nil)
 	})
 
 	t.Run("Chinese, phone width, errors, sign out", func(t *testing.T) {
@@ -447,6 +618,60 @@ func TestAdminUIInBrowser(t *testing.T) {
 			chromedp.WaitVisible("#login-form"))
 		e.do("signed out", chromedp.Navigate(e.base+"/ui/pipeline"), chromedp.WaitVisible("#login-form"))
 	})
+}
+
+// invoiceHTML is the document converted; #total is what the render waits for.
+const invoiceHTML = `<!doctype html><html><head><meta charset="utf-8"><title>Invoice 2026-11-0042</title>
+<style>body{font:14px sans-serif;margin:2cm}h1{color:#1d4ed8}td{padding:4px 12px;border-bottom:1px solid #ddd}</style></head>
+<body><h1>Invoice 2026-11-0042</h1><table><tr><td>Domain checks</td><td>1,200</td></tr><tr><td>PDF renders</td><td>340</td></tr></table>
+<p id="total"><strong>Total: 1,540</strong></p></body></html>`
+
+// checkCallback checks a received callback: signed with the key's secret,
+// a timestamp, and the task's completion in the body.
+func checkCallback(t *testing.T, r hookReq, secret, id string) {
+	t.Helper()
+	if !r.signedBy(secret) {
+		t.Errorf("callback signature %q does not match HMAC-SHA256 of the body with the key's secret", r.signature)
+	}
+	if r.timestamp == "" {
+		t.Error("callback without X-Signature-Timestamp")
+	}
+	var p struct{ TaskID, Status, ResultURL string }
+	if err := json.Unmarshal(r.body, &p); err != nil || p.TaskID != id || p.Status != "completed" || !strings.HasSuffix(p.ResultURL, "/api/tasks/"+id+"/result") {
+		t.Errorf("callback body %s (%v), want task %s completed with its resultUrl", r.body, err, id)
+	}
+}
+
+// noRedirect is a client that shows redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// withSession GETs path with the browser's cookies (the HttpOnly session
+// cookie included), not following redirects.
+func (e *env) withSession(path string) (*http.Response, []byte) {
+	e.t.Helper()
+	cookies := run(e, "cookies", func(ctx context.Context, tg *chromedp.Target) ([]*network.Cookie, error) {
+		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{e.base + "/ui/"}})
+		return res.Cookies, err
+	})
+	req, _ := http.NewRequest("GET", e.base+path, nil)
+	for _, c := range cookies {
+		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		e.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp, b
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 func stepOn(c pipeline.Config, name string) bool {

@@ -2,39 +2,16 @@ package aizhan
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	goldenfile "github.com/batonhq/baton/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-func golden(t *testing.T, path string, got any) {
-	t.Helper()
-	b, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, '\n')
-	if *update {
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(b)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
+func golden(t *testing.T, path string, got any) { goldenfile.JSON(t, path, got) }
 
 // TestParseAnswerGolden covers the real hisinfos body of providers.md and
 // siteinfos bodies with the documented quirks (string numbers, ranges).

@@ -3,7 +3,6 @@ package jucha
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,14 +11,13 @@ import (
 	"testing"
 	"time"
 
+	goldenfile "github.com/batonhq/baton/internal/golden"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/check"
 	"github.com/batonhq/baton/check/httpcheck"
 	"github.com/batonhq/baton/sandbox"
-	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 var clock = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -61,20 +59,7 @@ func TestExtractGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, _ := json.MarshalIndent(c.Extract(doc, clock.Year()), "", "  ")
-			b = append(b, '\n')
-			g := strings.TrimSuffix(f, ".json") + ".golden"
-			if *update {
-				os.WriteFile(g, b, 0o644)
-				return
-			}
-			want, err := os.ReadFile(g)
-			if err != nil {
-				t.Fatalf("read golden (run with -update): %v", err)
-			}
-			if diff := cmp.Diff(string(want), string(b)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			goldenfile.JSON(t, strings.TrimSuffix(f, ".json")+".golden", c.Extract(doc, clock.Year()))
 		})
 	}
 }
