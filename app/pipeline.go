@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/check/wordlist"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/egress"
+	"github.com/batonhq/baton/httpapi"
 	"github.com/batonhq/baton/ledger"
 	"github.com/batonhq/baton/pipeline"
 	"github.com/batonhq/baton/sandbox"
@@ -64,8 +65,10 @@ func (a *App) openPipeline(ctx context.Context) error {
 			return c
 		}
 	}
+	words := wordlist.NewStore(wordlist.Default())
 	a.Pipeline, err = pipeline.NewService(ctx, db, a.Ctrl, a.Relay, pipeline.Options{
 		Defaults:       defaults,
+		Words:          words,
 		Dispatcher:     pipeline.DispatcherConfig{Interval: cfg.Pipeline.ScanInterval, MaxInFlight: cfg.Pipeline.MaxInFlight},
 		NoDispatchLoop: cfg.Pipeline.NoDispatchLoop,
 		Logger:         cfg.Logger,
@@ -111,7 +114,7 @@ func (a *App) openPipeline(ctx context.Context) error {
 	}
 	a.Egress = policy
 	env := check.Env{HTTP: policy.HTTPClient(0), Dial: policy.DialContext, Logger: cfg.Logger}
-	checkers, err := all.New(provCfg, env, wordlist.NewStore(wordlist.Default()))
+	checkers, err := all.New(provCfg, env, words)
 	if err != nil {
 		return fmt.Errorf("domain checks (--providers): %w", err)
 	}
@@ -142,8 +145,9 @@ func LoadProviders(path string) (all.Config, error) {
 
 // RemoteChecks builds the domain checks for a remote worker (baton worker):
 // provider configuration from providersPath, outbound traffic through the
-// egress guard with egressAllow.
-func RemoteChecks(providersPath, egressAllow string, timeout time.Duration, log *slog.Logger) ([]check.Checker, error) {
+// egress guard with egressAllow, word lists from words (keep it in step
+// with the controller with FollowWordLists).
+func RemoteChecks(providersPath, egressAllow string, timeout time.Duration, words *wordlist.Store, log *slog.Logger) ([]check.Checker, error) {
 	provCfg, err := LoadProviders(providersPath)
 	if err != nil {
 		return nil, err
@@ -160,5 +164,37 @@ func RemoteChecks(providersPath, egressAllow string, timeout time.Duration, log 
 		return nil, err
 	}
 	env := check.Env{HTTP: policy.HTTPClient(0), Dial: policy.DialContext, Logger: log}
-	return all.New(provCfg, env, wordlist.NewStore(wordlist.Default()))
+	return all.New(provCfg, env, words)
+}
+
+// FollowWordLists keeps a remote worker's word lists equal to the
+// controller's operator-edited ones: it fetches them now and then every
+// interval until ctx ends. A failed fetch keeps the lists it has.
+func FollowWordLists(ctx context.Context, c *httpapi.Client, words *wordlist.Store, every time.Duration, log *slog.Logger) {
+	fetch := func() {
+		var raw json.RawMessage
+		if err := c.Do(ctx, "GET", "/api/worker/wordlists", nil, &raw); err != nil {
+			if ctx.Err() == nil {
+				log.Warn("fetch word lists", "err", err)
+			}
+			return
+		}
+		l, err := wordlist.ParseJSON(raw)
+		if err != nil {
+			log.Warn("controller sent invalid word lists", "err", err)
+			return
+		}
+		words.Set(l)
+	}
+	fetch()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fetch()
+		}
+	}
 }

@@ -35,6 +35,9 @@ func (s *Service) Mount(srv *httpapi.Server) {
 	srv.Handle("PUT /api/pipeline", httpapi.RoleAdmin, s.putPipeline)
 	srv.Handle("POST /api/pipeline/scan", httpapi.RoleAdmin, s.scan)
 	srv.Handle("GET /api/pipeline/funnel", httpapi.RoleAdmin, s.funnel)
+	srv.Handle("GET /api/pipeline/wordlists", httpapi.RoleAdmin, s.getWordLists)
+	srv.Handle("PUT /api/pipeline/wordlists", httpapi.RoleAdmin, s.putWordLists)
+	srv.Handle("GET /api/worker/wordlists", httpapi.RoleWorker, s.getWordLists)
 	srv.Handle("GET /api/alerts", httpapi.RoleAdmin, s.listAlerts)
 	srv.Handle("DELETE /api/alerts/{code}", httpapi.RoleAdmin, s.ackAlert)
 }
@@ -317,5 +320,26 @@ func (s *Service) funnel(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, row{FunnelStep: fs, Label: sc.Label, Enabled: sc.Enabled})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"steps": out})
+	return nil
+}
+
+// getWordLists answers the current word lists ({"lists":[...]}); remote
+// workers poll it (GET /api/worker/wordlists) to stay in step.
+func (s *Service) getWordLists(w http.ResponseWriter, r *http.Request) error {
+	httpapi.WriteJSON(w, http.StatusOK, s.cfg.Get().Words())
+	return nil
+}
+
+// putWordLists replaces the word lists; a bad list is refused with the reason.
+func (s *Service) putWordLists(w http.ResponseWriter, r *http.Request) error {
+	var raw json.RawMessage
+	if err := httpapi.DecodeJSON(w, r, 8<<20, &raw); err != nil {
+		return err
+	}
+	c, err := s.cfg.SetWordLists(r.Context(), raw)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, c.Words())
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	baton "github.com/batonhq/baton"
+	"github.com/batonhq/baton/check/wordlist"
 )
 
 // Step names in canonical order (SPEC §5).
@@ -75,6 +76,10 @@ type StepConfig struct {
 // Config is the whole pipeline: the steps in canonical order.
 type Config struct {
 	Steps []StepConfig `json:"steps"`
+	// WordLists are the operator's word lists ({"lists":[{"category",
+	// "black","words"}]}, see check/wordlist); empty means the shipped
+	// defaults. Every check that scans text uses them.
+	WordLists json.RawMessage `json:"wordLists,omitempty"`
 	// Version is the main DB's version of this document (optimistic locking).
 	Version int64 `json:"version,omitempty"`
 	// UpdatedAt is when it was last saved.
@@ -177,7 +182,25 @@ func (c *Config) Normalize() error {
 		out = append(out, s)
 	}
 	c.Steps = out
+	if len(c.WordLists) > 0 && string(c.WordLists) != "null" {
+		if _, err := wordlist.ParseJSON(c.WordLists); err != nil {
+			return baton.Errorf(baton.EInvalid, "wordLists: %v", err)
+		}
+	} else {
+		c.WordLists = nil
+	}
 	return nil
+}
+
+// Words returns the word lists the configuration names (the shipped
+// defaults when it names none).
+func (c *Config) Words() *wordlist.Lists {
+	if len(c.WordLists) > 0 {
+		if l, err := wordlist.ParseJSON(c.WordLists); err == nil {
+			return l
+		}
+	}
+	return wordlist.Default()
 }
 
 func (s *StepConfig) validate() error {
@@ -208,6 +231,7 @@ func (s *StepConfig) validate() error {
 // MarshalDoc serializes the configuration for the main DB.
 func (c *Config) MarshalDoc() (json.RawMessage, error) {
 	return json.Marshal(struct {
-		Steps []StepConfig `json:"steps"`
-	}{c.Steps})
+		Steps     []StepConfig    `json:"steps"`
+		WordLists json.RawMessage `json:"wordLists,omitempty"`
+	}{c.Steps, c.WordLists})
 }

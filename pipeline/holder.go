@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	baton "github.com/batonhq/baton"
+	"github.com/batonhq/baton/check/wordlist"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/ledger"
 	"github.com/batonhq/baton/queue"
@@ -19,17 +20,27 @@ type ConfigHolder struct {
 	db       *ledger.DB
 	ctrl     *controller.Controller
 	defaults func() Config
+	words    *wordlist.Store
 	cur      atomic.Pointer[Config]
+}
+
+// store installs c as current and hands its word lists to the checks.
+func (h *ConfigHolder) store(c *Config) {
+	h.cur.Store(c)
+	if h.words != nil {
+		h.words.Set(c.Words())
+	}
 }
 
 // NewConfigHolder loads the stored configuration (the defaults when none
 // was ever saved) and applies its rate limits.
 // defaults, when not nil, replaces DefaultConfig.
-func NewConfigHolder(ctx context.Context, db *ledger.DB, ctrl *controller.Controller, defaults func() Config) (*ConfigHolder, error) {
+// words, when not nil, receives the configured word lists.
+func NewConfigHolder(ctx context.Context, db *ledger.DB, ctrl *controller.Controller, defaults func() Config, words *wordlist.Store) (*ConfigHolder, error) {
 	if defaults == nil {
 		defaults = DefaultConfig
 	}
-	h := &ConfigHolder{db: db, ctrl: ctrl, defaults: defaults}
+	h := &ConfigHolder{db: db, ctrl: ctrl, defaults: defaults, words: words}
 	if err := h.Reload(ctx); err != nil {
 		return nil, err
 	}
@@ -45,7 +56,7 @@ func (h *ConfigHolder) Reload(ctx context.Context) error {
 	stored, err := h.db.PipelineConfig(ctx)
 	if errors.Is(err, ledger.ErrNoPipelineConfig) {
 		c := h.defaults()
-		h.cur.Store(&c)
+		h.store(&c)
 		return nil
 	}
 	if err != nil {
@@ -61,7 +72,7 @@ func (h *ConfigHolder) Reload(ctx context.Context) error {
 	c.Version = stored.Version
 	at := stored.UpdatedAt
 	c.UpdatedAt = &at
-	h.cur.Store(&c)
+	h.store(&c)
 	return nil
 }
 
@@ -82,7 +93,7 @@ func (h *ConfigHolder) Put(ctx context.Context, c Config, ifVersion int64) (*Con
 	c.Version = stored.Version
 	at := stored.UpdatedAt
 	c.UpdatedAt = &at
-	h.cur.Store(&c)
+	h.store(&c)
 	return &c, h.applyQueues(ctx, &c)
 }
 
@@ -100,6 +111,13 @@ func (h *ConfigHolder) SetEnabled(ctx context.Context, steps []string) (*Config,
 	for i := range c.Steps {
 		c.Steps[i].Enabled = want[c.Steps[i].Name]
 	}
+	return h.Put(ctx, c, 0)
+}
+
+// SetWordLists replaces the word lists (nil restores the shipped ones).
+func (h *ConfigHolder) SetWordLists(ctx context.Context, lists json.RawMessage) (*Config, error) {
+	c := *h.Get()
+	c.WordLists = lists
 	return h.Put(ctx, c, 0)
 }
 

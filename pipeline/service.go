@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonhq/baton/check/wordlist"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/ledger"
 	"github.com/batonhq/baton/queue"
@@ -39,7 +40,9 @@ type Options struct {
 	// Defaults is the configuration used until an operator saves one;
 	// default DefaultConfig.
 	Defaults func() Config
-	Logger   *slog.Logger
+	// Words receives the configured word lists; the checks read it.
+	Words  *wordlist.Store
+	Logger *slog.Logger
 }
 
 // NewService loads the configuration and registers the stage processor
@@ -48,7 +51,7 @@ func NewService(ctx context.Context, db *ledger.DB, ctrl *controller.Controller,
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	holder, err := NewConfigHolder(ctx, db, ctrl, opt.Defaults)
+	holder, err := NewConfigHolder(ctx, db, ctrl, opt.Defaults, opt.Words)
 	if err != nil {
 		return nil, err
 	}
