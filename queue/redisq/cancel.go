@@ -19,8 +19,8 @@ var cancelScript = newScript(cancelLua)
 // EConflict; an unknown one baton.ErrNotFound.
 func (s *Store) Cancel(ctx context.Context, id string, now time.Time) (baton.State, error) {
 	v, err := cancelScript.Run(ctx, s.client,
-		[]string{s.k.task(id), s.k.leases, s.k.running, s.k.wrun, s.k.dedup, s.k.done, s.k.outbox},
-		s.k.prefix, id, ms(now), rfc3339(now), s.hashTTLms()).Slice()
+		[]string{s.k.task(id), s.k.leases, s.k.running, s.k.wrun, s.k.dedup, s.k.fin, s.k.outbox},
+		s.k.prefix, id, ms(now), rfc3339(now)).Slice()
 	if err != nil {
 		return "", scriptErr("cancel", err)
 	}

@@ -33,24 +33,26 @@ func (s *Store) Claim(ctx context.Context, req queue.ClaimRequest) ([]baton.Task
 	if _, err := rand.Read(raw); err != nil {
 		return nil, fmt.Errorf("redisq: claim: lease tokens: %w", err)
 	}
-	keys := make([]string, 0, 3+3*len(req.Queues))
+	keys := make([]string, 0, 3+4*len(req.Queues))
 	keys = append(keys, s.k.leases, s.k.running, s.k.wrun)
 	args := make([]any, 0, 5+len(req.Queues))
-	args = append(args, s.k.prefix, ms(req.Now), req.Max, req.WorkerID, hex.EncodeToString(raw))
+	tokens := hex.EncodeToString(raw)
+	args = append(args, s.k.prefix, ms(req.Now), req.Max, req.WorkerID, tokens)
 	for _, q := range req.Queues {
-		keys = append(keys, s.k.pend(q), s.k.qcfg(q), s.k.gcra(q))
+		keys = append(keys, s.k.pend(q), s.k.qcfg(q), s.k.gcra(q), s.k.rdy(q))
 		args = append(args, q)
 	}
 	v, err := claimScript.Run(ctx, s.client, keys, args...).Slice()
 	if err != nil {
 		return nil, scriptErr("claim", err)
 	}
-	if len(v)%9 != 0 {
+	const fields = 8
+	if len(v)%fields != 0 || len(v)/fields > req.Max {
 		return nil, fmt.Errorf("redisq: claim: script returned %d values", len(v))
 	}
-	tasks := make([]baton.Task, len(v)/9)
+	tasks := make([]baton.Task, len(v)/fields)
 	for i := range tasks {
-		f := v[9*i : 9*i+9]
+		f := v[fields*i : fields*i+fields]
 		tasks[i] = baton.Task{
 			ID:             str(f[0]),
 			Type:           str(f[1]),
@@ -58,9 +60,9 @@ func (s *Store) Claim(ctx context.Context, req queue.ClaimRequest) ([]baton.Task
 			Payload:        json.RawMessage(str(f[3])),
 			Attempt:        int(num(f[4])),
 			MaxAttempts:    int(num(f[5])),
-			LeaseToken:     str(f[6]),
-			LeaseExpiresAt: fromMs(num(f[7])),
-			CreatedAt:      fromMs(num(f[8])),
+			LeaseToken:     tokens[2*tokenBytes*i : 2*tokenBytes*(i+1)],
+			LeaseExpiresAt: fromMs(num(f[6])),
+			CreatedAt:      fromMs(num(f[7])),
 		}
 	}
 	return tasks, nil

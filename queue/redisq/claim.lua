@@ -3,7 +3,8 @@
 -- KEYS[1]  leases zset
 -- KEYS[2]  running hash (queue -> count)
 -- KEYS[3]  wrun hash (worker -> count)
--- KEYS[4+3(q-1)] .. KEYS[6+3(q-1)]  queue q: pend zset, qcfg hash, gcra string
+-- KEYS[4+4(q-1)] .. KEYS[7+4(q-1)]  queue q: pend zset, qcfg hash, gcra
+--          string, rdy list
 --
 -- ARGV[1]  P, the namespace key prefix
 -- ARGV[2]  now (unix ms)
@@ -14,22 +15,26 @@
 --
 -- For each queue: skip it when paused; when rate limited (GCRA with burst
 -- 1: the TAT in the gcra key must have passed, then moves one emission
--- interval on) take at most one task; take the first due tasks (score <=
--- now) in ready time, then insertion, order. The limiter is consumed only
--- when a task is handed out.
+-- interval on) take at most one task; take the first due tasks (ready time
+-- <= now) in ready time, then insertion, order, merging the pend zset
+-- (score = ready time, member = sequence + id) and the rdy list (entries in
+-- that same order, see lib.lua). The limiter is consumed only when a task
+-- is handed out.
 --
--- Returns 9 values per claimed task: id type queue payload attempt
--- maxAttempts leaseToken leaseExpiresMs createdMs.
+-- Returns 8 values per claimed task: id type queue payload attempt
+-- maxAttempts leaseExpiresMs createdMs. The n-th task claimed got the n-th
+-- token of ARGV[5], which the caller knows already.
 local P, now, max, worker, tokens = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local nowS = N(now)
 local out = {}
 local n = 0
-local nq = (#KEYS - 3) / 3
+local nq = (#KEYS - 3) / 4
 for q = 1, nq do
   if n >= max then
     break
   end
-  local kb = 3 + 3 * (q - 1)
-  local pend, cfg, gcra = KEYS[kb + 1], KEYS[kb + 2], KEYS[kb + 3]
+  local kb = 3 + 4 * (q - 1)
+  local pend, cfg, gcra, rdy = KEYS[kb + 1], KEYS[kb + 2], KEYS[kb + 3], KEYS[kb + 4]
   local qname = ARGV[5 + q]
   local c = redis.call('HMGET', cfg, 'paused', 'rate')
   local want = 0
@@ -47,34 +52,77 @@ for q = 1, nq do
     end
   end
   if want > 0 then
-    local due = redis.call('ZRANGEBYSCORE', pend, '-inf', N(now), 'LIMIT', 0, want)
+    local zs = redis.call('ZRANGEBYSCORE', pend, '-inf', nowS, 'WITHSCORES', 'LIMIT', 0, want)
+    local ls = redis.call('LRANGE', rdy, 0, want - 1)
+    -- Merge both, in (ready time, sequence) order, up to want due tasks.
+    local due, zrem, nl = {}, {}, 0
+    local zi, li = 1, 1
+    while #due < want do
+      local zm, le = zs[zi], ls[li]
+      local lt
+      if le then
+        lt = rdy_time(le)
+        if lt > now then
+          le = nil -- the list is in order: nothing after it is due either
+        end
+      end
+      if not zm and not le then
+        break
+      end
+      local fromZ = not le
+      if zm and le then
+        local zt = tonumber(zs[zi + 1])
+        local lm = rdy_member(le)
+        if zt ~= lt then
+          fromZ = zt < lt
+        else
+          fromZ = string.sub(zm, 1, 16) < string.sub(lm, 1, 16)
+        end
+      end
+      if fromZ then
+        due[#due + 1] = zm
+        zrem[#zrem + 1] = zm
+        zi = zi + 2
+      else
+        due[#due + 1] = rdy_member(le)
+        li = li + 1
+        nl = nl + 1
+      end
+    end
     if #due > 0 then
-      chunked('ZREM', pend, due)
+      if #zrem > 0 then
+        chunked('ZREM', pend, zrem)
+      end
+      if nl > 0 then
+        redis.call('LTRIM', rdy, nl, -1)
+      end
       local got = 0
       local z = {}
       for _, m in ipairs(due) do
         local id = string.sub(m, 17)
         local tk = P .. 't:' .. id
         local f = redis.call('HMGET', tk, 'state', 'type', 'payload', 'attempt', 'max', 'ttl', 'created', 'started', 'next')
-        -- Anything else in a pend zset is stale (it cannot happen while
-        -- every transition goes through these scripts); it is dropped.
+        -- Anything else in a pend zset or rdy list is stale (it cannot
+        -- happen while every transition goes through these scripts); it
+        -- is dropped.
         if f[1] == 'pending' or f[1] == 'stalled' then
           n = n + 1
           got = got + 1
           local attempt = tonumber(f[4] or '0') + 1
           local token = string.sub(tokens, 32 * (n - 1) + 1, 32 * n)
           local lease = now + tonumber(f[6])
+          local leaseS = N(lease)
           if f[8] then
             redis.call('HSET', tk, 'state', 'processing', 'attempt', attempt, 'token', token,
-              'lease', N(lease), 'worker', worker)
+              'lease', leaseS, 'worker', worker)
           else
             redis.call('HSET', tk, 'state', 'processing', 'attempt', attempt, 'token', token,
-              'lease', N(lease), 'worker', worker, 'started', N(now))
+              'lease', leaseS, 'worker', worker, 'started', nowS)
           end
           if f[9] then
             redis.call('HDEL', tk, 'next')
           end
-          z[#z + 1] = N(lease)
+          z[#z + 1] = leaseS
           z[#z + 1] = id
           out[#out + 1] = id
           out[#out + 1] = f[2]
@@ -82,7 +130,6 @@ for q = 1, nq do
           out[#out + 1] = f[3]
           out[#out + 1] = attempt
           out[#out + 1] = f[5]
-          out[#out + 1] = token
           out[#out + 1] = lease
           out[#out + 1] = f[7]
         end

@@ -31,50 +31,78 @@ func (s *Store) Complete(ctx context.Context, cs []queue.Completion) ([]queue.Co
 }
 
 func (s *Store) completeBatch(ctx context.Context, cs []queue.Completion) ([]queue.CompleteResult, error) {
-	keys := make([]string, 0, 8+len(cs))
-	keys = append(keys, s.k.leases, s.k.running, s.k.wrun, s.k.dedup, s.k.done, s.k.outbox, s.k.queues, s.k.seq)
-	args := make([]any, 0, 3+16*len(cs))
-	args = append(args, s.k.prefix, s.hashTTLms(), s.k.wake)
+	keys := []string{s.k.leases, s.k.running, s.k.wrun, s.k.dedup, s.k.fin, s.k.outbox, s.k.queues, s.k.seq}
+	// Header fields are sent once per distinct combination (see complete.lua).
+	type header struct {
+		now, subMs       int64
+		base, max        int64
+		final            baton.State
+		retryAfterMs     int64
+		jitter           float64
+		invalid          bool
+		nFollow, nOutbox int
+	}
+	idx := make(map[header]int, 1)
+	hdrs := make([]header, 0, 1)
+	body := make([]any, 0, 6*len(cs))
 	invalid := make([]error, len(cs))
 	for i, c := range cs {
 		r, final, follow, err := checkCompletion(c)
 		invalid[i] = err
+		outbox := c.Outbox
 		if err != nil {
 			// The script still decides between not found, duplicate and
 			// lease lost first; it applies nothing for an invalid result.
-			follow = nil
+			follow, outbox = nil, nil
 		}
-		outbox := c.Outbox
-		if err != nil {
-			outbox = nil
-		}
-		b := c.Backoff
 		// The script works in ms; subMs carries the rest of Now so that the
 		// retry deadline is exactly Now+Delay truncated to the millisecond.
-		subMs := c.Now.Sub(fromMs(ms(c.Now))).Nanoseconds()
-		keys = append(keys, s.k.task(c.TaskID))
-		args = append(args, c.TaskID, r.LeaseToken, string(r.Outcome), r.Reason, []byte(r.Data),
-			r.RetryAfterMs, ms(c.Now), subMs, rfc3339(c.Now),
-			c.Jitter, int64(b.Base), int64(b.Max), string(final), boolArg(err != nil),
-			len(follow), len(outbox))
+		h := header{now: ms(c.Now), subMs: c.Now.Sub(fromMs(ms(c.Now))).Nanoseconds(), final: final,
+			invalid: err != nil, nFollow: len(follow), nOutbox: len(outbox)}
+		if r.Outcome == baton.OutcomeRetry {
+			// Only a retry reads the backoff fields; leaving them zero
+			// otherwise lets the batch share one header.
+			h.base, h.max, h.retryAfterMs, h.jitter = int64(c.Backoff.Base), int64(c.Backoff.Max), r.RetryAfterMs, c.Jitter
+		}
+		n, ok := idx[h]
+		if !ok {
+			hdrs = append(hdrs, h)
+			n = len(hdrs)
+			idx[h] = n
+		}
+		body = append(body, c.TaskID, r.LeaseToken, string(r.Outcome), r.Reason, []byte(r.Data), n)
 		for _, t := range follow {
-			keys = append(keys, s.k.task(t.ID), s.k.pend(t.Queue))
-			args = appendTaskArgs(args, t)
+			body = appendTaskArgs(body, t)
 		}
 		for _, o := range outbox {
-			args = append(args, o.Kind, []byte(o.Body))
+			body = append(body, o.Kind, []byte(o.Body))
 		}
 	}
+	args := make([]any, 0, 3+11*len(hdrs)+len(body))
+	args = append(args, s.k.prefix, s.k.wake, len(hdrs))
+	for _, h := range hdrs {
+		args = append(args, h.now, h.subMs, rfc3339(fromMs(h.now)), h.base, h.max, string(h.final),
+			h.retryAfterMs, h.jitter, boolArg(h.invalid), h.nFollow, h.nOutbox)
+	}
+	args = append(args, body...)
 	v, err := completeScript.Run(ctx, s.client, keys, args...).Slice()
 	if err != nil {
 		return nil, scriptErr("complete", err)
 	}
-	if len(v) != 4*len(cs)+1 {
+	if len(v) != len(cs)+1 {
 		return nil, fmt.Errorf("redisq: complete: script returned %d values for %d completions", len(v), len(cs))
 	}
 	out := make([]queue.CompleteResult, len(cs))
 	for i := range out {
-		code, state, next, dup := num(v[4*i]), str(v[4*i+1]), num(v[4*i+2]), num(v[4*i+3])
+		f, ok := v[i].([]any)
+		if !ok {
+			out[i].Ack = queue.Ack{State: baton.State(str(v[i]))}
+			continue
+		}
+		if len(f) != 4 {
+			return nil, fmt.Errorf("redisq: complete: script returned %d fields for completion %d", len(f), i)
+		}
+		code, state, next, dup := num(f[0]), str(f[1]), num(f[2]), num(f[3])
 		switch code {
 		case 0:
 			a := queue.Ack{State: baton.State(state), Duplicate: dup == 1}

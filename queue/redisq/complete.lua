@@ -4,22 +4,23 @@
 -- KEYS[2]  running hash
 -- KEYS[3]  wrun hash
 -- KEYS[4]  dedup hash
--- KEYS[5]  done zset
+-- KEYS[5]  fin list (finished tasks, "<finished ms>:<id>")
 -- KEYS[6]  outbox stream
 -- KEYS[7]  queues set
 -- KEYS[8]  seq counter
--- then, per completion: its task hash, followed by 2 keys per follow-up
--- (task hash, pend zset of its queue)
+-- Task hashes and pend zsets are built from P (same hash tag).
 --
 -- ARGV[1]  P, the namespace key prefix
--- ARGV[2]  TTL of a finished task's hash (ms)
--- ARGV[3]  wake channel
--- then, per completion, 16 values:
---   id token outcome reason data retryAfterMs nowMs nowSubMsNs nowRFC3339
---   jitter backoffBaseNs backoffMaxNs finalState invalid(0/1)
---   nFollowUps nOutbox
--- followed by 9 values per follow-up (see enqueue_one) and 2 per outbox
--- entry (kind body).
+-- ARGV[2]  wake channel
+-- ARGV[3]  nh, the number of headers
+-- ARGV[4+11(h-1)] ..  header h: nowMs nowSubMsNs nowRFC3339 backoffBaseNs
+--          backoffMaxNs finalState retryAfterMs jitter invalid(0/1)
+--          nFollowUps nOutbox
+-- then, per completion, 6 values: id token outcome reason data h (its
+-- header's number), followed by 9 values per follow-up (see task_at) and 2
+-- per outbox entry (kind body). Completions of a batch mostly share their
+-- header (the Go side zeroes the backoff fields of non-retry results), so
+-- it is sent once: each argument costs the server about as much as a call.
 --
 -- Per completion, in order: unknown task -> code 1; token equal to the
 -- token of the result already applied (ackt) -> the stored answer again,
@@ -30,13 +31,23 @@
 -- dedup key, then enqueues the follow-ups, appends the outbox entries and
 -- the task.final event, in that order.
 --
--- Returns 4 values per completion: code (0 applied or duplicate, 1 unknown
--- task, 2 lease lost, 3 invalid), state, nextAttemptMs (0 = none),
--- duplicate (0/1); then one last value, 1 when it published on the wake
--- channel (after a retry, or a follow-up claimable now).
-local wake = ARGV[3]
-local G = ctx({P = ARGV[1], hashTTL = ARGV[2], leases = KEYS[1], running = KEYS[2], wrun = KEYS[3],
-  dedup = KEYS[4], done = KEYS[5], outbox = KEYS[6], queues = KEYS[7], seq = KEYS[8]})
+-- Returns one value per completion: the new state when the result was
+-- applied without a next attempt (the common case), else the array {code
+-- (0 applied or duplicate, 1 unknown task, 2 lease lost, 3 invalid), state,
+-- nextAttemptMs (0 = none), duplicate (0/1)}; then one last value, 1 when
+-- it published on the wake channel (after a retry, or a follow-up
+-- claimable now).
+local P, wake, nh = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local G = ctx({P = P, leases = KEYS[1], running = KEYS[2], wrun = KEYS[3],
+  dedup = KEYS[4], fin = KEYS[5], outbox = KEYS[6], queues = KEYS[7], seq = KEYS[8]})
+local hs = {}
+for h = 1, nh do
+  local b = 4 + 11 * (h - 1)
+  hs[h] = {now = tonumber(ARGV[b]), nowSub = tonumber(ARGV[b + 1]), nowStr = ARGV[b + 2],
+    base = tonumber(ARGV[b + 3]), max = tonumber(ARGV[b + 4]), final = ARGV[b + 5],
+    retryAfter = tonumber(ARGV[b + 6]) * 1e6, jitter = tonumber(ARGV[b + 7]), invalid = ARGV[b + 8],
+    nf = tonumber(ARGV[b + 9]), no = tonumber(ARGV[b + 10])}
+end
 
 -- backoff mirrors baton.Backoff.Delay, in nanoseconds.
 local function backoff(attempt, retryAfter, jitter, base, max)
@@ -52,19 +63,18 @@ end
 
 local out = {}
 local woke = false
-local ki, ai = 9, 4
+local ai = 4 + 11 * nh
 while ai <= #ARGV do
-  local tk = KEYS[ki]
   local id, token, outcome, reason, data = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2], ARGV[ai + 3], ARGV[ai + 4]
-  local retryAfter = tonumber(ARGV[ai + 5]) * 1e6
-  local now, nowSub, nowStr = tonumber(ARGV[ai + 6]), tonumber(ARGV[ai + 7]), ARGV[ai + 8]
-  local jitter, base, max = tonumber(ARGV[ai + 9]), tonumber(ARGV[ai + 10]), tonumber(ARGV[ai + 11])
-  local final, invalid = ARGV[ai + 12], ARGV[ai + 13]
-  local nf, no = tonumber(ARGV[ai + 14]), tonumber(ARGV[ai + 15])
-  local fa, fk = ai + 16, ki + 1 -- first follow-up's args and keys
-  local oa = fa + 9 * nf         -- first outbox entry's args
+  local hd = hs[tonumber(ARGV[ai + 5])]
+  local tk = P .. 't:' .. id
+  local retryAfter, now, nowSub, nowStr = hd.retryAfter, hd.now, hd.nowSub, hd.nowStr
+  local jitter, base, max = hd.jitter, hd.base, hd.max
+  local final, invalid = hd.final, hd.invalid
+  local nf, no = hd.nf, hd.no
+  local fa = ai + 6      -- first follow-up's args
+  local oa = fa + 9 * nf -- first outbox entry's args
   ai = oa + 2 * no
-  ki = fk + 2 * nf
 
   local f = redis.call('HMGET', tk, 'state', 'token', 'ackt', 'acks', 'ackn', 'attempt', 'max',
     'queue', 'worker', 'dedup', 'rk', 'notify', 'next')
@@ -89,7 +99,7 @@ while ai <= #ARGV do
       nxt = now + math.floor((nowSub + d) / 1e6)
       redis.call('HSET', tk, 'state', state, 'outcome', outcome, 'reason', reason, 'data', data,
         'next', N(nxt), 'ackt', token, 'acks', state, 'ackn', N(nxt))
-      redis.call('ZADD', G.P .. 'pend:' .. t.queue, N(nxt), f[11])
+      redis.call('ZADD', P .. 'pend:' .. t.queue, N(nxt), f[11])
       woke = true
     else
       local err = ''
@@ -126,8 +136,7 @@ while ai <= #ARGV do
       finish(G, tk, t, state, now)
       for j = 0, nf - 1 do
         local a = fa + 9 * j
-        local k = fk + 2 * j
-        local r = enqueue_one(G, KEYS[k], KEYS[k + 1], N(now), ARGV, a)
+        local r = enqueue_one(G, N(now), task_at(ARGV, a), false)
         if r[1] == 1 and tonumber(ARGV[a + 7]) <= now then
           woke = true
         end
@@ -138,10 +147,11 @@ while ai <= #ARGV do
       notify_final(G, tk, f[12], state, nowStr)
     end
   end
-  out[#out + 1] = code
-  out[#out + 1] = state
-  out[#out + 1] = nxt
-  out[#out + 1] = dup
+  if code == 0 and nxt == 0 and dup == 0 then
+    out[#out + 1] = state
+  else
+    out[#out + 1] = {code, state, nxt, dup}
+  end
 end
 flush(G)
 if woke then

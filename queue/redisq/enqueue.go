@@ -51,29 +51,49 @@ func (s *Store) Enqueue(ctx context.Context, now time.Time, tasks []queue.NewTas
 }
 
 func (s *Store) enqueueBatch(ctx context.Context, now time.Time, tasks []queue.NewTask) ([]queue.EnqueueResult, error) {
-	keys := make([]string, 0, 3+2*len(tasks))
-	keys = append(keys, s.k.dedup, s.k.queues, s.k.seq)
-	args := make([]any, 0, 3+9*len(tasks))
-	args = append(args, s.k.prefix, ms(now), s.k.wake)
-	for _, t := range tasks {
-		keys = append(keys, s.k.task(t.ID), s.k.pend(t.Queue))
-		args = appendTaskArgs(args, t)
+	keys := []string{s.k.dedup, s.k.queues, s.k.seq}
+	// Header fields are sent once per distinct combination (see enqueue.lua).
+	type header struct {
+		typ, queue, dedup string
+		max               int
+		ttl, runAt        int64
+		notify            bool
+	}
+	idx := make(map[header]int, 1)
+	hdrs := make([]header, 0, 1)
+	ref := make([]int, len(tasks))
+	for i, t := range tasks {
+		h := header{t.Type, t.Queue, t.DedupKey, t.MaxAttempts, t.LeaseTTL.Milliseconds(), ms(t.RunAt), t.Notify}
+		n, ok := idx[h]
+		if !ok {
+			hdrs = append(hdrs, h)
+			n = len(hdrs)
+			idx[h] = n
+		}
+		ref[i] = n
+	}
+	args := make([]any, 0, 4+7*len(hdrs)+3*len(tasks))
+	args = append(args, s.k.prefix, ms(now), s.k.wake, len(hdrs))
+	for _, h := range hdrs {
+		args = append(args, h.typ, h.queue, h.max, h.ttl, h.dedup, h.runAt, boolArg(h.notify))
+	}
+	for i, t := range tasks {
+		args = append(args, t.ID, []byte(t.Payload), ref[i])
 	}
 	v, err := enqueueScript.Run(ctx, s.client, keys, args...).Slice()
 	if err != nil {
 		return nil, scriptErr("enqueue", err)
 	}
-	if len(v) != 4*len(tasks) {
+	if len(v) != len(tasks) {
 		return nil, fmt.Errorf("redisq: enqueue: script returned %d values for %d tasks", len(v), len(tasks))
 	}
 	out := make([]queue.EnqueueResult, len(tasks))
-	for i := range out {
-		out[i] = queue.EnqueueResult{
-			Created: num(v[4*i]) == 1,
-			ID:      str(v[4*i+1]),
-			State:   baton.State(str(v[4*i+2])),
-			Queue:   str(v[4*i+3]),
+	for i, t := range tasks {
+		if a, ok := v[i].([]any); ok && len(a) == 3 {
+			out[i] = queue.EnqueueResult{ID: str(a[0]), State: baton.State(str(a[1])), Queue: str(a[2])}
+			continue
 		}
+		out[i] = queue.EnqueueResult{Created: true, ID: t.ID, State: baton.StatePending, Queue: t.Queue}
 	}
 	return out, nil
 }

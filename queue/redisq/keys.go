@@ -8,18 +8,27 @@ import (
 // keys builds every Redis key and channel name the store uses. All of them
 // start with "baton:{<namespace>}:", so the whole namespace hashes to one
 // Redis Cluster slot (see doc.go for why). The Lua scripts receive the same
-// prefix (keys.prefix) when they must build a key they only discover while
-// running (a task's queue, a dedup holder, the queues of expired leases).
+// prefix (keys.prefix) and build from it the keys they only discover while
+// running (a task's queue, a dedup holder, the queues of expired leases) and
+// the per-task keys of a batch (t:<id>, pend:<q>, rdy:<q>), which would
+// otherwise cost one KEYS entry each.
 //
 // Layout (P = "baton:{ns}:"):
 //
 //	P t:<id>        hash   one task
-//	P pend:<q>      zset   the pending and stalled tasks of queue q. Score =
+//	P pend:<q>      zset   the pending and stalled tasks of queue q that
+//	                       are not in rdy:<q> (see doc.go, Order). Score =
 //	                       ready time in ms: RunAt when enqueued, NextAttemptAt
 //	                       after a retry, the time of the stall or release;
 //	                       claimable when <= now. Member = 16 hex digits of
 //	                       the task's enqueue sequence number + id, so equal
 //	                       ready times keep insertion order.
+//	P rdy:<q>       list   tasks of queue q enqueued ready at once (RunAt =
+//	                       now, not before the list's tail), in (ready
+//	                       time, sequence) order: entry = ready ms in 12
+//	                       hex digits + the pend member. Claim merges it
+//	                       with pend:<q>; everything else (delayed,
+//	                       retried, stalled, released) goes to pend:<q>
 //	P seq           string enqueue sequence counter
 //	P dead:<q>      zset   failed ids within retention (score = finished ms)
 //	P qcfg:<q>      hash   queue config: paused, rate
@@ -29,7 +38,11 @@ import (
 //	P running       hash   queue -> processing count
 //	P wrun          hash   worker id -> processing count
 //	P dedup         hash   dedup key -> holding task id
-//	P done          zset   finished ids (score = finished ms), for purging
+//	P fin           list   finished tasks, "<finished ms>:<id>", appended
+//	                       when a task ends; Reap purges from the head
+//	P done          zset   legacy finished index (score = finished ms) of
+//	                       stores before the fin list; only Reap reads
+//	                       and drains it, nothing adds to it any more
 //	P outbox        stream outbox entries (fields k=kind, b=body)
 //	P workers       zset   worker id -> last seen ms
 //	P w:<id>        hash   worker name and types
@@ -40,7 +53,7 @@ import (
 // caller's name, so no task id or queue name can make two keys collide.
 //
 // The scripts build the keys they discover from the same prefix and words
-// ("t:", "pend:", "dead:", "qcfg:"); TestKeysShareOneSlot checks that every
+// ("t:", "pend:", "rdy:", "dead:", "qcfg:"); TestKeysShareOneSlot checks that every
 // key a store creates is one of the kinds above and in the namespace's slot.
 type keys struct {
 	prefix  string
@@ -49,6 +62,7 @@ type keys struct {
 	running string
 	wrun    string
 	dedup   string
+	fin     string
 	done    string
 	outbox  string
 	workers string
@@ -71,6 +85,7 @@ func newKeys(namespace string) (keys, error) {
 		running: p + "running",
 		wrun:    p + "wrun",
 		dedup:   p + "dedup",
+		fin:     p + "fin",
 		done:    p + "done",
 		outbox:  p + "outbox",
 		workers: p + "workers",
@@ -81,6 +96,7 @@ func newKeys(namespace string) (keys, error) {
 
 func (k keys) task(id string) string   { return k.prefix + "t:" + id }
 func (k keys) pend(q string) string    { return k.prefix + "pend:" + q }
+func (k keys) rdy(q string) string     { return k.prefix + "rdy:" + q }
 func (k keys) qcfg(q string) string    { return k.prefix + "qcfg:" + q }
 func (k keys) gcra(q string) string    { return k.prefix + "gcra:" + q }
 func (k keys) worker(id string) string { return k.prefix + "w:" + id }

@@ -6,16 +6,21 @@
 --   G.P        the namespace key prefix "baton:{ns}:"; keys a script only
 --              discovers while running (a task's queue, a dedup holder) are
 --              built from it, so they share the namespace's cluster slot
---   G.leases, G.running, G.wrun, G.dedup, G.done, G.outbox, G.queues, G.seq
+--   G.leases, G.running, G.wrun, G.dedup, G.fin, G.outbox, G.queues, G.seq
 --              the namespace's index keys, from KEYS
---   G.hashTTL  TTL (ms) of a finished task's hash
 -- Index updates common to many tasks (the lease index, the running
--- counters, the done index) are collected in G and applied once by
--- flush(G), so a batch of 256 costs a few calls per task, not ten.
+-- counters, the finished list, the pend zsets and rdy lists) are
+-- collected in G and applied once by flush(G), so a batch of 256 costs
+-- about two redis.call per task and step, not ten. Per-task keys (t:<id>,
+-- pend:<q>, rdy:<q>) are built here from G.P rather than passed in KEYS:
+-- every key shares the namespace's hash tag, so the slot is the one of the
+-- declared keys, and each KEYS/ARGV entry costs the server about as much
+-- as a call.
 --
 -- Task hash fields: id type queue payload state attempt max ttl dedup
 -- notify created started finished next token lease worker outcome reason
--- data error, plus rk (the task's member in its queue's pend zset) and
+-- data error, plus rk (the task's member in its queue's pend zset; its rdy
+-- entry, when it is in the rdy list, is its created time + rk) and
 -- ackt/acks/ackn (token, state and next attempt of the last applied
 -- result, to answer duplicates).
 
@@ -30,9 +35,26 @@ local function terminal(s)
   return s == 'completed' or s == 'failed' or s == 'timeout' or s == 'cancelled'
 end
 
+-- A queue's rdy list holds tasks enqueued ready at once, in (ready time,
+-- sequence) order; an entry is the ready time in 12 hex digits followed by
+-- the task's pend member (16 hex digits of sequence + id). rdy_entry builds
+-- one; rdy_time and rdy_member take it apart.
+local function rdy_entry(ready, member)
+  return string.format('%012x', ready) .. member
+end
+
+local function rdy_time(e)
+  return tonumber(string.sub(e, 1, 12), 16)
+end
+
+local function rdy_member(e)
+  return string.sub(e, 13)
+end
+
 -- ctx prepares a context table (see above).
 local function ctx(G)
   G.dl, G.dr, G.dw, G.dd, G.known, G.dp = {}, {}, {}, {}, {}, {}
+  G.dq, G.tail = {}, {}
   G.seqNext, G.seqLast = 1, 0
   G.seqBlock = G.seqBlock or 64
   return G
@@ -68,12 +90,15 @@ local function flush(G)
     if d ~= 0 then hincr(G.wrun, w, d) end
   end
   if #G.dd > 0 then
-    chunked('ZADD', G.done, G.dd)
+    chunked('RPUSH', G.fin, G.dd)
   end
   for k, z in pairs(G.dp) do
     chunked('ZADD', k, z)
   end
-  G.dl, G.dr, G.dw, G.dd, G.dp = {}, {}, {}, {}, {}
+  for k, l in pairs(G.dq) do
+    chunked('RPUSH', k, l)
+  end
+  G.dl, G.dr, G.dw, G.dd, G.dp, G.dq = {}, {}, {}, {}, {}, {}
 end
 
 -- next_seq returns the next enqueue sequence number, reserving them from
@@ -88,18 +113,25 @@ local function next_seq(G)
   return v
 end
 
--- enqueue_one creates one task unless its id exists or its dedup key is held
--- by a live task. a is ARGV, i the index of the task's 9 fields: id type
--- queue payload max ttlMs dedup runAtMs notify. The task goes into its
--- queue's pend zset at its RunAt (at flush). Returns created (0/1), the id
--- now holding the key (or the existing task's id), its state, its queue.
--- Absent hash fields mean empty: attempt 0, no dedup key, no notify.
-local function enqueue_one(G, taskKey, pendKey, now, a, i)
-  local id, typ, queue, payload = a[i], a[i + 1], a[i + 2], a[i + 3]
-  local max, ttl, dkey, runat, notify = a[i + 4], a[i + 5], a[i + 6], a[i + 7], a[i + 8]
-  local ex = redis.call('HMGET', taskKey, 'state', 'queue')
-  if ex[1] then
-    return {0, id, ex[1], ex[2]}
+-- enqueue_one creates task t (a table: id typ queue payload max ttl dkey
+-- runat notify, all strings) unless its id exists or its dedup key is held
+-- by a live task. fresh means the caller knows the id does not exist yet
+-- (one EXISTS for the whole batch), which spares the per-task lookup. The
+-- task goes (at flush) to the tail of its queue's rdy list when it is ready
+-- now and not before the list's last entry (the usual case: a list append
+-- is several times cheaper than a zset insert), else into the pend zset at
+-- its RunAt. Either way it is claimed in (ready time, sequence) order. Returns
+-- created (0/1), the id now holding the key (or the existing task's id),
+-- its state, its queue. Absent hash fields mean empty: attempt 0, no dedup
+-- key, no notify.
+local function enqueue_one(G, now, t, fresh)
+  local id, queue, dkey = t.id, t.queue, t.dkey
+  local taskKey = G.P .. 't:' .. id
+  if not fresh then
+    local ex = redis.call('HMGET', taskKey, 'state', 'queue')
+    if ex[1] then
+      return {0, id, ex[1], ex[2]}
+    end
   end
   if dkey ~= '' then
     local holder = redis.call('HGET', G.dedup, dkey)
@@ -112,29 +144,61 @@ local function enqueue_one(G, taskKey, pendKey, now, a, i)
     redis.call('HSET', G.dedup, dkey, id)
   end
   local member = string.format('%016x', next_seq(G)) .. id
-  local h = {'id', id, 'type', typ, 'queue', queue, 'payload', payload, 'state', 'pending',
-    'max', max, 'ttl', ttl, 'created', now, 'rk', member}
-  if dkey ~= '' then
-    h[#h + 1] = 'dedup'
-    h[#h + 1] = dkey
+  if dkey ~= '' or t.notify == '1' then
+    local h = {'id', id, 'type', t.typ, 'queue', queue, 'payload', t.payload, 'state', 'pending',
+      'max', t.max, 'ttl', t.ttl, 'created', now, 'rk', member}
+    if dkey ~= '' then
+      h[#h + 1] = 'dedup'
+      h[#h + 1] = dkey
+    end
+    if t.notify == '1' then
+      h[#h + 1] = 'notify'
+      h[#h + 1] = '1'
+    end
+    redis.call('HSET', taskKey, unpack(h))
+  else
+    redis.call('HSET', taskKey, 'id', id, 'type', t.typ, 'queue', queue, 'payload', t.payload,
+      'state', 'pending', 'max', t.max, 'ttl', t.ttl, 'created', now, 'rk', member)
   end
-  if notify == '1' then
-    h[#h + 1] = 'notify'
-    h[#h + 1] = '1'
+  local runat = tonumber(t.runat)
+  local rdyKey = G.P .. 'rdy:' .. queue
+  local tail = G.tail[rdyKey]
+  if tail == nil and runat == tonumber(now) and runat >= 0 then
+    local last = redis.call('LINDEX', rdyKey, -1)
+    tail = last and rdy_time(last) or -1
+    G.tail[rdyKey] = tail
   end
-  redis.call('HSET', taskKey, unpack(h))
-  local z = G.dp[pendKey]
-  if not z then
-    z = {}
-    G.dp[pendKey] = z
+  if runat == tonumber(now) and tail ~= nil and runat >= tail then
+    G.tail[rdyKey] = runat
+    local l = G.dq[rdyKey]
+    if not l then
+      l = {}
+      G.dq[rdyKey] = l
+    end
+    l[#l + 1] = rdy_entry(runat, member)
+  else
+    local pendKey = G.P .. 'pend:' .. queue
+    local z = G.dp[pendKey]
+    if not z then
+      z = {}
+      G.dp[pendKey] = z
+    end
+    z[#z + 1] = t.runat
+    z[#z + 1] = member
   end
-  z[#z + 1] = runat
-  z[#z + 1] = member
   if not G.known[queue] then
     redis.call('SADD', G.queues, queue)
     G.known[queue] = true
   end
   return {1, id, 'pending', queue}
+end
+
+-- task_at reads the 9 fields of a task to enqueue from a[i..i+8]: id type
+-- queue payload max ttlMs dedup runAtMs notify (follow-ups use this
+-- uncompressed form).
+local function task_at(a, i)
+  return {id = a[i], typ = a[i + 1], queue = a[i + 2], payload = a[i + 3], max = a[i + 4],
+    ttl = a[i + 5], dkey = a[i + 6], runat = a[i + 7], notify = a[i + 8]}
 end
 
 -- end_lease forgets the lease of processing task t (a table with id, queue,
@@ -149,15 +213,14 @@ local function end_lease(G, t)
 end
 
 -- finish records that task t (id, queue, dedup) ended in state at now:
--- indexes it for purging (and as dead when failed), starts the retention
--- clock on its hash and releases its dedup key if it holds it.
+-- appends "<now>:<id>" to the finished list (Reap purges from its head),
+-- indexes it as dead when failed and releases its dedup key if it holds
+-- it. The hash gets no TTL: Reap deletes it once past retention.
 local function finish(G, taskKey, t, state, now)
-  G.dd[#G.dd + 1] = N(now)
-  G.dd[#G.dd + 1] = t.id
+  G.dd[#G.dd + 1] = N(now) .. ':' .. t.id
   if state == 'failed' then
     redis.call('ZADD', G.P .. 'dead:' .. t.queue, N(now), t.id)
   end
-  redis.call('PEXPIRE', taskKey, G.hashTTL)
   if t.dedup and t.dedup ~= '' and redis.call('HGET', G.dedup, t.dedup) == t.id then
     redis.call('HDEL', G.dedup, t.dedup)
   end

@@ -31,8 +31,8 @@ func (s *Store) Reap(ctx context.Context, now time.Time, limit int) (queue.ReapS
 	}
 	limit = min(limit, maxReapLimit)
 	v, err := reapScript.Run(ctx, s.client,
-		[]string{s.k.leases, s.k.running, s.k.wrun, s.k.dedup, s.k.done, s.k.outbox, s.k.queues, s.k.workers},
-		s.k.prefix, ms(now), rfc3339(now), limit, s.retention.Milliseconds(), s.hashTTLms(), s.k.wake).Slice()
+		[]string{s.k.leases, s.k.running, s.k.wrun, s.k.dedup, s.k.fin, s.k.outbox, s.k.queues, s.k.workers, s.k.done},
+		s.k.prefix, ms(now), rfc3339(now), limit, s.retention.Milliseconds(), s.k.wake).Slice()
 	if err != nil {
 		return queue.ReapStats{}, scriptErr("reap", err)
 	}

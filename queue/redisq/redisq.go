@@ -18,11 +18,9 @@ import (
 // DefaultNamespace is the namespace used when Options.Namespace is empty.
 const DefaultNamespace = "baton"
 
-// hashGrace is how much longer than the retention a finished task's hash
-// lives in Redis. Reap deletes finished tasks (and their index entries) once
-// they are past retention by the controller's clock; the hash TTL is only
-// the backstop for a namespace nobody reaps any more, and the grace keeps it
-// from firing before the reaper has removed the index entries.
+// hashGrace is how much longer than the retention a worker's hash (w:<id>)
+// lives in Redis; Reap forgets workers not seen within retention. Task
+// hashes carry no TTL: Reap purges finished tasks (see doc.go).
 const hashGrace = time.Hour
 
 // maxBatch bounds how many tasks or completions one script call carries, so
@@ -220,7 +218,7 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// hashTTLms is the TTL, in ms, given to a finished task's hash.
+// hashTTLms is the TTL, in ms, given to a worker's hash.
 func (s *Store) hashTTLms() int64 { return (s.retention + hashGrace).Milliseconds() }
 
 // ms converts t to the store's time unit, unix milliseconds.

@@ -348,7 +348,7 @@ func TestKeysShareOneSlot(t *testing.T) {
 		kind, _, _ := strings.Cut(rest, ":")
 		kinds[kind] = true
 	}
-	wantKinds := []string{"dead", "dedup", "done", "gcra", "kv", "leases", "outbox", "pend", "qcfg", "queues", "running", "seq", "t", "w", "workers", "wrun"}
+	wantKinds := []string{"dead", "dedup", "fin", "gcra", "kv", "leases", "outbox", "pend", "qcfg", "queues", "rdy", "running", "seq", "t", "w", "workers", "wrun"}
 	if d := cmp.Diff(wantKinds, slices.Sorted(func(yield func(string) bool) {
 		for k := range kinds {
 			if !yield(k) {
@@ -360,30 +360,124 @@ func TestKeysShareOneSlot(t *testing.T) {
 	}
 }
 
-// TestFinishedTaskTTL checks the retention backstop: a finished task's hash
-// carries a TTL, a live one none.
-func TestFinishedTaskTTL(t *testing.T) {
+// TestFinishedTasksPurged checks how finished task data goes away: task
+// hashes carry no TTL (a per-task PEXPIRE cost more than a fifth of a
+// result's Redis time); instead every finished task is appended to the fin
+// list and Reap deletes it once past retention, so the data of a reaped
+// namespace does not grow forever. Finished ids in the legacy done zset of
+// older stores are drained too.
+func TestFinishedTasksPurged(t *testing.T) {
 	ns := newNamespace(t)
 	s := openStore(t, ns)
-	mustEnqueue(t, s, at(0), queue.NewTask{ID: "a", Type: "x", Queue: "q"}, queue.NewTask{ID: "b", Type: "x", Queue: "q"})
-	tasks := mustClaim(t, s, "w", at(0), 1, "q")
-	mustComplete(t, s, pass(tasks[0], at(10)))
+	ctx := context.Background()
 	c := adminClient(t)
-	for _, tc := range []struct {
-		id      string
-		wantTTL bool
-	}{{"a", true}, {"b", false}} {
-		ttl, err := c.PTTL(context.Background(), "baton:{"+ns+"}:t:"+tc.id).Result()
+	key := func(id string) string { return "baton:{" + ns + "}:t:" + id }
+	mustEnqueue(t, s, at(0), queue.NewTask{ID: "a", Type: "x", Queue: "q"}, queue.NewTask{ID: "b", Type: "x", Queue: "q"},
+		queue.NewTask{ID: "c", Type: "x", Queue: "q"})
+	tasks := mustClaim(t, s, "w", at(0), 2, "q")
+	mustComplete(t, s, pass(tasks[0], at(10)))
+	if _, err := s.Cancel(ctx, "c", at(20)); err != nil {
+		t.Fatal(err)
+	}
+	// A finished task of an older store: indexed in the done zset, with a TTL.
+	if err := c.HSet(ctx, key("old"), "id", "old", "state", "completed", "finished", ms(at(5))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PExpire(ctx, key("old"), time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ZAdd(ctx, "baton:{"+ns+"}:done", redis.Z{Score: float64(ms(at(5))), Member: "old"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		ttl, err := c.PTTL(ctx, key(id)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ttl > 0; got != tc.wantTTL {
-			t.Errorf("task %s: PTTL %v, want a TTL: %v", tc.id, ttl, tc.wantTTL)
-		}
-		if tc.wantTTL && ttl > queue.DefaultRetention+hashGrace {
-			t.Errorf("task %s: PTTL %v above retention + grace", tc.id, ttl)
+		if ttl != -1 {
+			t.Errorf("task %s: PTTL %v, want none (-1)", id, ttl)
 		}
 	}
+	fin, err := c.LRange(ctx, "baton:{"+ns+"}:fin", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{fmt.Sprintf("%d:a", ms(at(10))), fmt.Sprintf("%d:c", ms(at(20)))}
+	if d := cmp.Diff(want, fin); d != "" {
+		t.Errorf("fin list (-want +got):\n%s", d)
+	}
+	ret := queue.DefaultRetention
+	if st, err := s.Reap(ctx, at(10).Add(ret-time.Millisecond), 100); err != nil || st.Purged != 1 {
+		t.Errorf("Reap just before a's retention ends = %+v, %v; want only the legacy task purged", st, err)
+	}
+	if st, err := s.Reap(ctx, at(20).Add(ret), 100); err != nil || st.Purged != 2 {
+		t.Errorf("Reap after retention = %+v, %v; want a and c purged", st, err)
+	}
+	for _, k := range []string{key("a"), key("c"), key("old"), "baton:{" + ns + "}:fin", "baton:{" + ns + "}:done"} {
+		if n, err := c.Exists(ctx, k).Result(); err != nil || n != 0 {
+			t.Errorf("%s still exists after the purge (%v)", k, err)
+		}
+	}
+	if n, err := c.Exists(ctx, key("b")).Result(); err != nil || n != 1 {
+		t.Errorf("processing task b was purged (%v)", err)
+	}
+}
+
+// TestReadyListOrder checks the split of a queue between its rdy list
+// (tasks enqueued ready now, in order) and its pend zset (everything else,
+// including a task enqueued ready now by a controller whose clock is behind
+// the list's tail): claims, stats and cancel see one queue in (ready time,
+// enqueue order).
+func TestReadyListOrder(t *testing.T) {
+	ns := newNamespace(t)
+	s := openStore(t, ns)
+	ctx := context.Background()
+	c := adminClient(t)
+	mustEnqueue(t, s, at(1000), queue.NewTask{ID: "a", Type: "x", Queue: "q"},
+		queue.NewTask{ID: "b", Type: "x", Queue: "q", RunAt: at(500)})
+	mustEnqueue(t, s, at(800), queue.NewTask{ID: "c", Type: "x", Queue: "q"}) // clock behind the tail
+	mustEnqueue(t, s, at(1000), queue.NewTask{ID: "d", Type: "x", Queue: "q"}, queue.NewTask{ID: "x", Type: "x", Queue: "q"},
+		queue.NewTask{ID: "e", Type: "x", Queue: "q"})
+	mustEnqueue(t, s, at(1200), queue.NewTask{ID: "f", Type: "x", Queue: "q"})
+	if n, err := c.LLen(ctx, "baton:{"+ns+"}:rdy:q").Result(); err != nil || n != 5 {
+		t.Fatalf("rdy list holds %d entries (%v), want 5 (a d x e f)", n, err)
+	}
+	want := queue.QueueStat{Name: "q", Ready: 2, Retry: 5, OldestAgeMs: 100}
+	if d := cmp.Diff([]queue.QueueStat{want}, mustQueues(t, s, at(900))); d != "" {
+		t.Errorf("Queues at 900 (-want +got):\n%s", d)
+	}
+	if _, err := s.Cancel(ctx, "x", at(900)); err != nil {
+		t.Fatal(err)
+	}
+	want = queue.QueueStat{Name: "q", Ready: 5, Retry: 1, OldestAgeMs: 200}
+	if d := cmp.Diff([]queue.QueueStat{want}, mustQueues(t, s, at(1000))); d != "" {
+		t.Errorf("Queues at 1000 (-want +got):\n%s", d)
+	}
+	got := mustClaim(t, s, "w", at(900), 10, "q")
+	if d := cmp.Diff([]string{"b", "c"}, taskIDs(got)); d != "" {
+		t.Errorf("claim at 900 (-want +got):\n%s", d)
+	}
+	// a released task lines up by its release time, behind the list's
+	// tasks ready earlier and before those ready later.
+	if err := s.Release(ctx, "b", got[0].LeaseToken, at(1100)); err != nil {
+		t.Fatal(err)
+	}
+	got = mustClaim(t, s, "w", at(2000), 2, "q")
+	if d := cmp.Diff([]string{"a", "d"}, taskIDs(got)); d != "" {
+		t.Errorf("first claim at 2000 (-want +got):\n%s", d)
+	}
+	got = mustClaim(t, s, "w", at(2000), 10, "q")
+	if d := cmp.Diff([]string{"e", "b", "f"}, taskIDs(got)); d != "" {
+		t.Errorf("second claim at 2000 (-want +got):\n%s", d)
+	}
+}
+
+func taskIDs(ts []baton.Task) []string {
+	out := make([]string, len(ts))
+	for i, tk := range ts {
+		out[i] = tk.ID
+	}
+	return out
 }
 
 // TestBackoffMirrorsGo drives tasks through many retries and checks every
@@ -779,6 +873,68 @@ func BenchmarkBatch256(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tasks/s")
 	b.ReportMetric((redisCPU(b, admin)-cpu0)*1e6/float64(n*b.N), "redis-µs/task")
+}
+
+// BenchmarkPhases is BenchmarkBatch256 with the Redis CPU time per task
+// reported for each step (enqueue, claim, complete), on an empty queue and
+// behind a backlog of 100,000 tasks (time moves 1 ms per round there, as
+// it does under load). INFO is called around each step, which adds a
+// little to every figure.
+func BenchmarkPhases(b *testing.B) {
+	for _, backlog := range []int{0, 100000} {
+		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) { benchPhases(b, backlog) })
+	}
+}
+
+func benchPhases(b *testing.B, backlog int) {
+	s := openStore(b, newNamespace(b))
+	admin := adminClient(b)
+	ctx := context.Background()
+	const n = 256
+	tasks := make([]queue.NewTask, n)
+	cs := make([]queue.Completion, n)
+	now := at(0)
+	for i := 0; i < backlog; i += n {
+		for j := range tasks {
+			tasks[j] = queue.NewTask{ID: fmt.Sprintf("p%d-%d", i, j), Type: "noop", Queue: "bench"}
+		}
+		if _, err := s.Enqueue(ctx, now, tasks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var enq, claim, compl float64
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range tasks {
+			tasks[j] = queue.NewTask{ID: fmt.Sprintf("b%d-%d", i, j), Type: "noop", Queue: "bench"}
+		}
+		if backlog > 0 {
+			now = now.Add(time.Millisecond)
+		}
+		t0 := redisCPU(b, admin)
+		if _, err := s.Enqueue(ctx, now, tasks); err != nil {
+			b.Fatal(err)
+		}
+		t1 := redisCPU(b, admin)
+		got, err := s.Claim(ctx, queue.ClaimRequest{WorkerID: "w", Queues: []string{"bench"}, Max: n, Now: now})
+		if err != nil || len(got) != n {
+			b.Fatalf("Claim = %d tasks, %v", len(got), err)
+		}
+		t2 := redisCPU(b, admin)
+		for j, tk := range got {
+			cs[j] = pass(tk, now)
+		}
+		if _, err := s.Complete(ctx, cs); err != nil {
+			b.Fatal(err)
+		}
+		t3 := redisCPU(b, admin)
+		enq, claim, compl = enq+t1-t0, claim+t2-t1, compl+t3-t2
+	}
+	b.StopTimer()
+	per := 1e6 / float64(n*b.N)
+	b.ReportMetric(enq*per, "enqueue-redis-µs/task")
+	b.ReportMetric(claim*per, "claim-redis-µs/task")
+	b.ReportMetric(compl*per, "complete-redis-µs/task")
 }
 
 // helpers
