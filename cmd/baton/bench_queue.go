@@ -71,7 +71,7 @@ func newBenchQueue() *cobra.Command {
 	fs.StringVar(&redisURL, "redis", "", "Redis URL (empty = embedded SQLite store)")
 	fs.StringVar(&db, "db", "", "main DB DSN (unused by the queue benchmark; accepted for symmetry)")
 	fs.IntVar(&tasks, "tasks", 200000, "tasks to run")
-	fs.IntVar(&workers, "workers", 4, "worker processes' worth of HTTP workers (each its own client)")
+	fs.IntVar(&workers, "workers", 8, "HTTP workers (each its own client, claiming and reporting in batches)")
 	fs.IntVar(&conc, "concurrency", 256, "task slots per worker (also its claim batch, max 256)")
 	fs.IntVar(&prods, "producers", 2, "concurrent producers creating tasks")
 	fs.IntVar(&batch, "batch", 1000, "tasks per create request")
