@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/batonhq/baton/app"
+	"github.com/batonhq/baton/check/wordlist"
 	"github.com/batonhq/baton/httpapi"
 	"github.com/batonhq/baton/pipeline"
 	"github.com/batonhq/baton/worker"
@@ -34,11 +35,14 @@ func newWorker() *cobra.Command {
 				return fmt.Errorf("no worker token: pass --worker-token or set BATON_WORKER_TOKEN (baton serve prints it)")
 			}
 			reg := app.Builtins()
-			checkers, err := app.RemoteChecks(providers, egressAllow, checkTimeout, log)
+			words := wordlist.NewStore(wordlist.Default())
+			checkers, err := app.RemoteChecks(providers, egressAllow, checkTimeout, words, log)
 			if err != nil {
 				return err
 			}
 			pipeline.RegisterChecks(reg, checkers...)
+			api := httpapi.NewClient(controllerURL, token)
+			go app.FollowWordLists(cmd.Context(), api, words, time.Minute, log)
 			var globs []string
 			if types != "" {
 				for _, t := range strings.Split(types, ",") {
@@ -49,7 +53,7 @@ func newWorker() *cobra.Command {
 				reg = reg.Filter(globs)
 			}
 			w, err := worker.New(worker.Config{
-				API: httpapi.NewClient(controllerURL, token), Registry: reg, ID: id, Name: name,
+				API: api, Registry: reg, ID: id, Name: name,
 				Types: globs, Concurrency: concurrency, ShutdownGrace: grace, ClaimWait: claimWait, Logger: log,
 			})
 			if err != nil {
