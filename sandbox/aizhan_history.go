@@ -14,31 +14,9 @@ import (
 // rank-0 domains had a historical maximum of 1 (so Config.UseHistory turns
 // them into passes; Expect describes the default configuration).
 func (s *Sandbox) aizhanHistory(w http.ResponseWriter, r *http.Request) {
-	if r.PathValue("key") != s.cfg.AizhanKey {
-		writeJSON(w, http.StatusOK, map[string]any{"code": 100002, "status": "error", "msg": "key错误 (simulated)"})
+	domains, failures, ok := s.aizhanRequest(w, r)
+	if !ok {
 		return
-	}
-	var domains []string
-	for _, d := range strings.Split(r.URL.Query().Get("domains"), "|") {
-		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
-			domains = append(domains, d)
-		}
-	}
-	if len(domains) == 0 || len(domains) > 50 {
-		writeJSON(w, http.StatusOK, map[string]any{"code": 100003, "status": "error", "msg": "domains 参数错误 (simulated)"})
-		return
-	}
-	failures := map[string]transient{}
-	for _, d := range domains {
-		failures[d] = s.failure(d, StepAizhan)
-	}
-	for _, t := range []transient{tTimeout, t5xx, t429} {
-		for _, ft := range failures {
-			if ft == t {
-				s.httpFailure(w, r, t)
-				return
-			}
-		}
 	}
 	success := []map[string]any{}
 	failed := []string{}
@@ -64,4 +42,37 @@ func (s *Sandbox) aizhanHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"code": 200000, "status": "success",
 		"data": map[string]any{"success": success, "count": len(success), "failed": failed}, "msg": "请求成功"})
+}
+
+// aizhanRequest does what both aizhan endpoints share: it checks the key
+// and the domains parameter, and serves a whole-batch failure (5xx,
+// timeout, 429) if any domain has one pending. ok is false when it has
+// answered the request itself.
+func (s *Sandbox) aizhanRequest(w http.ResponseWriter, r *http.Request) (domains []string, failures map[string]transient, ok bool) {
+	if r.PathValue("key") != s.cfg.AizhanKey {
+		writeJSON(w, http.StatusOK, map[string]any{"code": 100002, "status": "error", "msg": "key错误 (simulated)"})
+		return nil, nil, false
+	}
+	for _, d := range strings.Split(r.URL.Query().Get("domains"), "|") {
+		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
+			domains = append(domains, d)
+		}
+	}
+	if len(domains) == 0 || len(domains) > 50 {
+		writeJSON(w, http.StatusOK, map[string]any{"code": 100003, "status": "error", "msg": "domains 参数错误 (simulated)"})
+		return nil, nil, false
+	}
+	failures = map[string]transient{}
+	for _, d := range domains {
+		failures[d] = s.failure(d, StepAizhan)
+	}
+	for _, t := range []transient{tTimeout, t5xx, t429} {
+		for _, ft := range failures {
+			if ft == t {
+				s.httpFailure(w, r, t)
+				return nil, nil, false
+			}
+		}
+	}
+	return domains, failures, true
 }

@@ -128,32 +128,9 @@ func (s *Sandbox) chinaz(w http.ResponseWriter, r *http.Request) {
 // strings for some domains and ip as a range string, as providers.md warns.
 // The error body for a bad key is invented.
 func (s *Sandbox) aizhan(w http.ResponseWriter, r *http.Request) {
-	if r.PathValue("key") != s.cfg.AizhanKey {
-		writeJSON(w, http.StatusOK, map[string]any{"code": 100002, "status": "error", "msg": "key错误 (simulated)"})
+	domains, failures, ok := s.aizhanRequest(w, r)
+	if !ok {
 		return
-	}
-	var domains []string
-	for _, d := range strings.Split(r.URL.Query().Get("domains"), "|") {
-		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
-			domains = append(domains, d)
-		}
-	}
-	if len(domains) == 0 || len(domains) > 50 {
-		writeJSON(w, http.StatusOK, map[string]any{"code": 100003, "status": "error", "msg": "domains 参数错误 (simulated)"})
-		return
-	}
-	// A whole-batch failure (5xx, timeout) is served if any domain has one pending.
-	failures := map[string]transient{}
-	for _, d := range domains {
-		failures[d] = s.failure(d, StepAizhan)
-	}
-	for _, t := range []transient{tTimeout, t5xx, t429} {
-		for _, ft := range failures {
-			if ft == t {
-				s.httpFailure(w, r, t)
-				return
-			}
-		}
 	}
 	success := []map[string]any{}
 	failed := []string{}
