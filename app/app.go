@@ -94,11 +94,14 @@ type App struct {
 	Pipeline  *pipeline.Service
 	Sandbox   *sandbox.Sandbox
 	Egress    *egress.Policy
+	// Artifacts holds the files workers upload (rendered PDFs).
+	Artifacts *artifact.FS
 	UI        *admin.UI
 	// PDF is the HTML→PDF service (app/pdf.go).
 	PDF *pdf.Service
 
-	closers []func() error
+	closers   []func() error
+	sweepStop chan struct{}
 
 	ln       net.Listener
 	srv      *http.Server
@@ -129,7 +132,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = Builtins()
 	}
-	a := &App{cfg: cfg, log: cfg.Logger}
+	a := &App{cfg: cfg, log: cfg.Logger, sweepStop: make(chan struct{})}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir %s (--data-dir): %w", cfg.DataDir, err)
 	}
@@ -166,6 +169,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		_ = a.Store.Close()
 		return nil, err
 	}
+	a.Artifacts = arts
 	a.API = httpapi.New(httpapi.Config{
 		Controller: a.Ctrl, Tokens: tokens, Artifacts: arts, Gatherer: a.Registry, Logger: cfg.Logger,
 		Ready: func(ctx context.Context) error {
@@ -204,6 +208,8 @@ func (a *App) Start(ctx context.Context) error {
 	a.ln = ln
 	a.Ctrl.Start(context.WithoutCancel(ctx))
 	a.Relay.Start(context.WithoutCancel(ctx))
+	a.wg.Add(1)
+	go func() { defer a.wg.Done(); a.sweepArtifacts() }()
 	a.srv = &http.Server{
 		Handler:           a.API,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -264,6 +270,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 		if a.UI != nil {
 			_ = a.UI.Close()
 		}
+		close(a.sweepStop)
 		if a.Pipeline != nil {
 			a.Pipeline.Stop()
 		}
@@ -319,4 +326,26 @@ func redactURL(u string) string {
 		}
 	}
 	return u
+}
+
+// ArtifactRetention is how long uploaded files (rendered PDFs) are kept.
+const ArtifactRetention = 7 * 24 * time.Hour
+
+// sweepArtifacts deletes uploads older than ArtifactRetention, hourly,
+// until shutdown, so the data directory does not grow forever.
+func (a *App) sweepArtifacts() {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.Artifacts.Sweep(time.Now().Add(-ArtifactRetention)); err != nil {
+			a.log.Warn("sweep artifacts", "err", err)
+		} else if n > 0 {
+			a.log.Info("swept artifacts", "tasks", n)
+		}
+		select {
+		case <-a.sweepStop:
+			return
+		case <-t.C:
+		}
+	}
 }

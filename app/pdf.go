@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/batonhq/baton/admin"
-	"github.com/batonhq/baton/artifact"
 	"github.com/batonhq/baton/callback"
 	"github.com/batonhq/baton/egress"
 	"github.com/batonhq/baton/ledger"
@@ -72,10 +70,7 @@ func (a *App) openPDF(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	arts, err := artifact.NewFS(filepath.Join(cfg.DataDir, "artifacts"), 0)
-	if err != nil {
-		return err
-	}
+	arts := a.Artifacts
 	m := pdf.NewMetrics(a.Registry, a.Ctrl.Metrics().StalledPDF)
 	a.Ctrl.Handle("pdf.", pdf.NewAdvancer(m, a.Store))
 

@@ -103,11 +103,6 @@ func (m *Metrics) observeResult(c *claimed, o baton.Outcome) {
 	m.outcomes.WithLabelValues(c.task.Type, string(o)).Inc()
 }
 
-// ObserveOutcome counts an accepted result of a task type.
-func (m *Metrics) ObserveOutcome(typ string, o baton.Outcome) {
-	m.outcomes.WithLabelValues(typ, string(o)).Inc()
-}
-
 func (m *Metrics) observeReap(st queue.ReapStats) {
 	if st.Stalled > 0 {
 		m.reapFailed.WithLabelValues("stalled").Add(float64(st.Stalled))

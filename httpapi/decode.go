@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -83,5 +82,5 @@ func truncateMsg(s string) string {
 	if len(s) > 200 {
 		return s[:200] + "…"
 	}
-	return fmt.Sprint(s)
+	return s
 }

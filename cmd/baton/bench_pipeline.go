@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -85,7 +86,7 @@ func passName(i int) string {
 
 func benchPipeline(ctx context.Context, progress io.Writer, redisURL, db string, n, workers int, failures bool) (pipelineBenchResult, error) {
 	res := pipelineBenchResult{Bench: "pipeline", Store: "sqlite", DB: "sqlite", Domains: n, Steps: len(pipeline.Steps),
-		Workers: workers, Failures: failures, GOMAXPROCS: runtimeProcs()}
+		Workers: workers, Failures: failures, GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	if redisURL != "" {
 		res.Store = "redis"
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -184,7 +185,7 @@ func benchQueue(ctx context.Context, progress io.Writer, redisURL string, n, nWo
 	wg.Wait()
 	res.ElapsedMs = el.Milliseconds()
 	res.TasksPerSec = float64(n) / el.Seconds()
-	res.GOMAXPROCS = runtimeProcs()
+	res.GOMAXPROCS = runtime.GOMAXPROCS(0)
 
 	// Wake-up latency: a claim waits on an empty queue; a task is created;
 	// how long until the claim returns it?
