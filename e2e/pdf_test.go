@@ -622,8 +622,10 @@ func TestPDFBrowserFailures(t *testing.T) {
 		stalledBefore := metricValue(t, ctrl.url, "conversion_tasks_stalled_total")
 		id := submit(t, ctrl.url, key, map[string]any{"source": map[string]any{"type": "url", "content": site.url + "/crash-once"}, "priority": "fast"}) // no dry-run probe
 		v := waitEnd(t, ctrl.url, key, id)
-		if v.Status != "completed" || v.Attempts != 2 {
-			t.Fatalf("task %+v, want completed on attempt 2", v)
+		// Attempt 2 renders it; on a loaded machine that render may pass the
+		// slow threshold and finish as a third attempt on pdf.slow.
+		if v.Status != "completed" || v.Attempts < 2 {
+			t.Fatalf("task %+v, want completed on a retry", v)
 		}
 		if text := pdfText(t, download(t, ctrl.url, key, id)); !strings.Contains(text, "SURVIVED") {
 			t.Fatalf("text %q", text)
