@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/batonhq/baton/admin"
 	"github.com/batonhq/baton/callback"
 	"github.com/batonhq/baton/egress"
+	"github.com/batonhq/baton/httpapi"
 	"github.com/batonhq/baton/ledger"
 	"github.com/batonhq/baton/pdf"
 	"github.com/batonhq/baton/pdf/chromium"
@@ -47,11 +49,47 @@ type PDFConfig struct {
 	PublicURL string
 	// ChromiumPath (--chromium); default /usr/bin/chromium.
 	ChromiumPath string
+	// Mode is "isolated" (a new browser context and page per task, the
+	// next one prepared while a render runs) or "warm" (pages reused and
+	// cleaned between tasks; docs/pdf.md) (--pdf-mode); default isolated.
+	Mode string
+	// WarmMaxUses closes a warm page after this many tasks
+	// (--pdf-warm-max-uses); default 50.
+	WarmMaxUses int
 	// CallbackAttempts per callback (--pdf-callback-attempts); default 5.
 	CallbackAttempts int
 	// CallbackBackoff is the first wait between attempts, doubling
 	// (--pdf-callback-backoff); default 1s.
 	CallbackBackoff time.Duration
+}
+
+// poolConfig is the browser pool's configuration.
+func (c PDFConfig) poolConfig() chromium.Config {
+	return chromium.Config{
+		Instances: c.Browsers, PagesPerInstance: c.PagesPerBrowser,
+		MaxTasksPerBrowser: c.MaxTasksPerBrowser, RestartMemoryMB: c.RestartMemoryMB,
+		HealthInterval: c.HealthInterval, NavigationTimeout: c.NavigationTimeout,
+		ChromiumPath: c.ChromiumPath, Mode: c.Mode, WarmMaxUses: c.WarmMaxUses,
+	}
+}
+
+// RemotePDF builds the pdf.render handler of a remote worker (baton
+// worker): its own egress proxy and policy (egressAllow as for serve), its
+// own browsers (started on the first render), PDFs uploaded through the
+// controller's artifact route under the task's lease token.
+func RemotePDF(c PDFConfig, egressAllow string, api *httpapi.Client, log *slog.Logger) (*pdf.Renderer, error) {
+	allow, err := egress.ParseAllowList(egressAllow)
+	if err != nil {
+		return nil, fmt.Errorf("--egress-allow: %w", err)
+	}
+	policy, err := egress.NewPolicy(egress.Config{Allow: allow})
+	if err != nil {
+		return nil, err
+	}
+	return pdf.NewRenderer(pdf.RendererConfig{
+		Pool: c.poolConfig(), Policy: policy, Upload: pdf.HTTPUploader{API: api},
+		SlowThreshold: c.SlowThreshold, Logger: log,
+	})
 }
 
 // openPDF builds the PDF service: its Advancer, API routes and outbox
@@ -72,17 +110,13 @@ func (a *App) openPDF(ctx context.Context) error {
 	}
 	arts := a.Artifacts
 	m := pdf.NewMetrics(a.Registry, a.Ctrl.Metrics().StalledPDF)
-	a.Ctrl.Handle("pdf.", pdf.NewAdvancer(m, a.Store))
+	adv := pdf.NewAdvancer(m, a.Store)
+	a.Ctrl.Handle("pdf.", adv)
 
 	var stats func() []chromium.InstanceStats
 	if cfg.Workers > 0 {
 		r, err := pdf.NewRenderer(pdf.RendererConfig{
-			Pool: chromium.Config{
-				Instances: cfg.PDF.Browsers, PagesPerInstance: cfg.PDF.PagesPerBrowser,
-				MaxTasksPerBrowser: cfg.PDF.MaxTasksPerBrowser, RestartMemoryMB: cfg.PDF.RestartMemoryMB,
-				HealthInterval: cfg.PDF.HealthInterval, NavigationTimeout: cfg.PDF.NavigationTimeout,
-				ChromiumPath: cfg.PDF.ChromiumPath,
-			},
+			Pool:   cfg.PDF.poolConfig(),
 			Policy: policy, Upload: pdf.LocalUploader{Controller: a.Ctrl, Artifacts: arts},
 			SlowThreshold: cfg.PDF.SlowThreshold, Metrics: m, Logger: cfg.Logger,
 		})
@@ -104,7 +138,7 @@ func (a *App) openPDF(ctx context.Context) error {
 	svc, err = pdf.New(pdf.Config{
 		Controller: a.Ctrl, DB: a.DB, Artifacts: arts, Policy: policy, Callbacks: sender, Metrics: m,
 		BrowserStats: stats, IdempotencyTTL: cfg.PDF.IdempotencyTTL, MaxHTMLBytes: cfg.PDF.MaxHTMLBytes,
-		MaxAttempts: cfg.PDF.MaxAttempts, Logger: cfg.Logger,
+		MaxAttempts: cfg.PDF.MaxAttempts, Logger: cfg.Logger, Advancer: adv,
 		PublicURL: func() string {
 			if cfg.PDF.PublicURL != "" {
 				return cfg.PDF.PublicURL

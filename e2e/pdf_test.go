@@ -684,3 +684,52 @@ func TestPDFBrowserRecycling(t *testing.T) {
 		})
 	}
 }
+
+// TestPDFRemoteWorker: a controller without in-process workers and a remote
+// `baton worker --types pdf.*` (its own browser and egress proxy, the PDF
+// uploaded through the artifact route under the lease token) render tasks
+// end to end: a page on an allowed address with a sub-resource on a refused
+// one, and inline HTML in warm mode. The worker's guard refuses what the
+// controller's would.
+func TestPDFRemoteWorker(t *testing.T) {
+	site := newSite(t, "127.0.0.2")
+	refused := newSite(t, "127.0.0.3")
+	refused.page("/x.png", "not an image")
+	site.page("/doc", `<!doctype html><html><head><meta charset="utf-8"></head><body><h1>REMOTE-MARK 远程</h1><img src="`+refused.url+`/x.png"></body></html>`)
+	for _, tool := range []string{"/usr/bin/chromium", "pdftotext", "pdfinfo"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is required (apt-get install chromium fonts-noto-cjk poppler-utils): %v", tool, err)
+		}
+	}
+	ctrl := serve(t, "pdf-controller", t.TempDir(), "--egress-allow", "127.0.0.2/32")
+	w := runWorker(t, "pdf-worker", ctrl.url, "--types", "pdf.*", "--concurrency", "1",
+		"--egress-allow", "127.0.0.2/32", "--pdf-pages-per-browser", "1", "--pdf-mode", "warm")
+	key, _ := newKey(t, ctrl.url, "remote")
+
+	id := submit(t, ctrl.url, key, map[string]any{"source": map[string]any{"type": "url", "content": site.url + "/doc"}, "priority": "fast"})
+	v := waitEnd(t, ctrl.url, key, id)
+	if v.Status != "completed" {
+		t.Fatalf("task %+v\nworker log:\n%s", v, w.output())
+	}
+	if txt := pdfText(t, download(t, ctrl.url, key, id)); !strings.Contains(txt, "REMOTE-MARK") || !strings.Contains(txt, "远程") {
+		t.Fatalf("pdf text %q", txt)
+	}
+	found := false
+	for _, r := range v.Refused {
+		found = found || r.Target == refused.url+"/x.png"
+	}
+	if !found || refused.conns.Load() != 0 {
+		t.Fatalf("refused sub-resource: %+v, connections to the refused site %d", v.Refused, refused.conns.Load())
+	}
+
+	// Inline HTML, and the long-poll on the result.
+	id = submit(t, ctrl.url, key, map[string]any{"source": map[string]any{"type": "html", "content": `<p>INLINE-REMOTE</p>`}})
+	st, b := call(t, ctrl.url, key, "GET", "/api/tasks/"+id+"/result?wait=60s", nil)
+	if st != 200 || !bytes.HasPrefix(b, []byte("%PDF-")) {
+		t.Fatalf("result?wait: %d %.200q\nworker log:\n%s", st, b, w.output())
+	}
+	if txt := pdfText(t, b); !strings.Contains(txt, "INLINE-REMOTE") {
+		t.Fatalf("inline pdf text %q", txt)
+	}
+	w.term(t)
+}

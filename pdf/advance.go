@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	baton "github.com/batonhq/baton"
 	"github.com/batonhq/baton/controller"
@@ -58,6 +60,51 @@ func parseData(b json.RawMessage) RenderData {
 type Advancer struct {
 	metrics *Metrics
 	store   queue.Store
+
+	mu      sync.Mutex
+	advised chan struct{} // closed and replaced after every Advance
+}
+
+// advisedCh returns a channel closed after the next Advance: a result of
+// some render is about to be applied (GET .../result?wait= waits on it).
+func (a *Advancer) advisedCh() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.advised == nil {
+		a.advised = make(chan struct{})
+	}
+	return a.advised
+}
+
+func (a *Advancer) broadcast() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.advised != nil {
+		close(a.advised)
+		a.advised = nil
+	}
+}
+
+// signal wakes the waiters once the controller applied the result of task
+// id (Advance runs just before): it watches the store for the end of the
+// attempt for up to 5s.
+func (a *Advancer) signal(id string, attempts int) {
+	if a.store == nil {
+		a.broadcast()
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for d := time.Millisecond; ctx.Err() == nil; d = min(2*d, 50*time.Millisecond) {
+			ti, err := a.store.Get(ctx, id)
+			if err != nil || ti.Status != baton.StateProcessing || ti.Attempts != attempts {
+				break
+			}
+			time.Sleep(d)
+		}
+		a.broadcast()
+	}()
 }
 
 var _ controller.Advancer = (*Advancer)(nil)
@@ -69,6 +116,7 @@ func NewAdvancer(m *Metrics, store queue.Store) *Advancer { return &Advancer{met
 
 // Advance implements controller.Advancer.
 func (a *Advancer) Advance(ctx context.Context, t baton.TaskInfo, res baton.Result) (controller.Plan, error) {
+	defer a.signal(t.ID, t.Attempts)
 	d := parseData(res.Data)
 	switch res.Outcome {
 	case baton.OutcomePass:

@@ -37,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer, stalled func()) *Metrics {
 		}, []string{"reason"}),
 		memory: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "browser_memory_rss_bytes",
-			Help:    "Memory of each browser's whole process tree (proportional set size, the fair share of RSS), sampled after renders and on the health interval.",
+			Help:    "Memory of each browser's whole process tree (proportional set size, the fair share of RSS), sampled every few seconds.",
 			Buckets: prometheus.ExponentialBuckets(64<<20, 1.5, 12),
 		}),
 		renders: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/artifact"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/egress"
+	"github.com/batonhq/baton/httpapi"
 	"github.com/batonhq/baton/pdf/chromium"
 	"github.com/batonhq/baton/worker"
 )
@@ -38,6 +39,30 @@ func (u LocalUploader) Upload(ctx context.Context, taskID, leaseToken string, pd
 		return artifact.Info{}, err
 	}
 	return u.Artifacts.Put(taskID, bytes.NewReader(pdf))
+}
+
+// HTTPUploader uploads for remote workers (baton worker): PUT
+// /api/worker/tasks/{id}/artifact with the lease token, which the
+// controller checks (and extends) before storing the file.
+type HTTPUploader struct {
+	API *httpapi.Client
+}
+
+// Upload implements Uploader.
+func (u HTTPUploader) Upload(ctx context.Context, taskID, leaseToken string, pdf []byte) (artifact.Info, error) {
+	out, err := u.API.Upload(ctx, taskID, leaseToken, bytes.NewReader(pdf))
+	if err != nil {
+		return artifact.Info{}, err
+	}
+	info := artifact.Info{}
+	info.SHA256, _ = out["sha256"].(string)
+	if n, ok := out["size"].(float64); ok {
+		info.Size = int64(n)
+	}
+	if info.SHA256 == "" {
+		return artifact.Info{}, errors.New("artifact upload: the controller answered no sha256")
+	}
+	return info, nil
 }
 
 // RendererConfig configures a Renderer.

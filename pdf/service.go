@@ -57,6 +57,9 @@ type Config struct {
 	SuggestBudget time.Duration
 	// ProbeTimeout bounds one dry-run fetch. Default 5s.
 	ProbeTimeout time.Duration
+	// Advancer, when set, wakes GET /api/tasks/{id}/result?wait= as soon
+	// as a render's result is applied; without it the wait polls.
+	Advancer *Advancer
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }

@@ -321,7 +321,11 @@ func (s *Service) result(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.viewOf(r.Context(), conv)
+	wait, err := parseWait(r.URL.Query().Get("wait"))
+	if err != nil {
+		return err
+	}
+	v, err := s.waitView(r.Context(), conv, wait)
 	if err != nil {
 		return err
 	}
@@ -343,6 +347,60 @@ func (s *Service) result(w http.ResponseWriter, r *http.Request) error {
 		s.log.Warn("send pdf", "task", conv.ID, "err", err)
 	}
 	return nil
+}
+
+// maxResultWait bounds GET /api/tasks/{id}/result?wait=.
+const maxResultWait = 60 * time.Second
+
+func parseWait(q string) (time.Duration, error) {
+	if q == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(q)
+	if err != nil {
+		if n, aerr := strconv.Atoi(q); aerr == nil {
+			d, err = time.Duration(n)*time.Second, nil
+		}
+	}
+	if err != nil || d < 0 || d > maxResultWait {
+		return 0, baton.Errorf(baton.EInvalid, "wait must be a duration between 0 and %s (\"30s\" or seconds)", maxResultWait)
+	}
+	return d, nil
+}
+
+// waitView reads the task's view; with wait > 0 it long-polls until the
+// task ended (any terminal status) or wait passed. It is woken by the
+// Advancer when one is configured (after a render's result was applied),
+// otherwise it re-reads the store every 100ms.
+func (s *Service) waitView(ctx context.Context, conv ledger.ConversionTask, wait time.Duration) (TaskView, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		var woke <-chan struct{}
+		if a := s.cfg.Advancer; a != nil {
+			woke = a.advisedCh()
+		}
+		v, err := s.viewOf(ctx, conv)
+		if err != nil || v.Status.Terminal() {
+			return v, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return v, nil
+		}
+		step := 100 * time.Millisecond
+		if woke != nil {
+			step = time.Second
+		}
+		t := time.NewTimer(min(step, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, ctx.Err()
+		case <-woke:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 }
 
 // CallbackLogView is one logged callback attempt.

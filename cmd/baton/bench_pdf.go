@@ -31,7 +31,10 @@ import (
 
 // pdfBenchRun is one (mode, concurrency) measurement.
 type pdfBenchRun struct {
-	Mode        string  `json:"mode"` // baton (HTTP API → worker → download) or bare-chromedp
+	// Mode is baton-isolated / baton-warm (HTTP API → worker → download,
+	// --pdf-mode isolated / warm) or bare-isolated / bare-reuse (the bare
+	// chromedp loops doing the same browser work).
+	Mode        string  `json:"mode"`
 	Concurrency int     `json:"concurrency"`
 	Pages       int     `json:"pages"`
 	PagesPerSec float64 `json:"pagesPerSec"`
@@ -45,7 +48,7 @@ type pdfBenchResult struct {
 	Store       string        `json:"store"`
 	Pages       int           `json:"pages"`
 	Docs        []string      `json:"docs"`
-	PagesPerSec float64       `json:"pagesPerSec"` // baton at the highest concurrency
+	PagesPerSec float64       `json:"pagesPerSec"` // baton (first mode) at the highest concurrency
 	P50Ms       float64       `json:"p50Ms"`
 	P99Ms       float64       `json:"p99Ms"`
 	Runs        []pdfBenchRun `json:"runs"`
@@ -81,8 +84,9 @@ func newBenchPDF() *cobra.Command {
 	var (
 		redisURL, db string
 		pages        int
-		concs        string
+		concs, mode  string
 		asJSON       bool
+		noBare       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pdf",
@@ -103,21 +107,38 @@ func newBenchPDF() *cobra.Command {
 			for _, d := range benchDocs() {
 				res.Docs = append(res.Docs, d.name)
 			}
+			var modes []string
+			switch mode {
+			case "isolated", "warm":
+				modes = []string{mode}
+			case "both":
+				modes = []string{"isolated", "warm"}
+			default:
+				return fmt.Errorf("--mode: want isolated, warm or both")
+			}
 			out := cmd.OutOrStdout()
+			set := false
 			for _, c := range cs {
-				r, err := benchBaton(cmd.Context(), redisURL, db, pages, c)
-				if err != nil {
-					return err
+				for _, m := range modes {
+					r, err := benchBaton(cmd.Context(), redisURL, db, pages, c, m)
+					if err != nil {
+						return err
+					}
+					res.Runs = append(res.Runs, r)
+					fmt.Fprintf(out, "%-14s c=%d pages=%d → %.2f pages/s p50=%.0fms p99=%.0fms\n", r.Mode, c, r.Pages, r.PagesPerSec, r.P50Ms, r.P99Ms)
+					if m == modes[0] || !set {
+						res.PagesPerSec, res.P50Ms, res.P99Ms, set = r.PagesPerSec, r.P50Ms, r.P99Ms, true
+					}
+					if noBare {
+						continue
+					}
+					b, err := benchBare(cmd.Context(), pages, c, m)
+					if err != nil {
+						return err
+					}
+					res.Runs = append(res.Runs, b)
+					fmt.Fprintf(out, "%-14s c=%d pages=%d → %.2f pages/s p50=%.0fms p99=%.0fms\n", b.Mode, c, b.Pages, b.PagesPerSec, b.P50Ms, b.P99Ms)
 				}
-				res.Runs = append(res.Runs, r)
-				fmt.Fprintf(out, "baton        c=%d pages=%d → %.2f pages/s p50=%.0fms p99=%.0fms\n", c, r.Pages, r.PagesPerSec, r.P50Ms, r.P99Ms)
-				res.PagesPerSec, res.P50Ms, res.P99Ms = r.PagesPerSec, r.P50Ms, r.P99Ms
-				b, err := benchBare(cmd.Context(), pages, c)
-				if err != nil {
-					return err
-				}
-				res.Runs = append(res.Runs, b)
-				fmt.Fprintf(out, "bare chromedp c=%d pages=%d → %.2f pages/s p50=%.0fms p99=%.0fms\n", c, b.Pages, b.PagesPerSec, b.P50Ms, b.P99Ms)
 			}
 			if asJSON {
 				b, _ := json.Marshal(res)
@@ -132,6 +153,8 @@ func newBenchPDF() *cobra.Command {
 	fs.IntVar(&pages, "pages", 24, "conversions per run (cycling through the page set)")
 	fs.StringVar(&concs, "concurrency", "1,2", "pages open at once (in-process worker slots = browser pages), one run each")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as one JSON object on the last line")
+	fs.StringVar(&mode, "mode", "isolated", "render mode of the service: isolated, warm or both (each next to its bare loop)")
+	fs.BoolVar(&noBare, "no-bare", false, "skip the bare chromedp loops")
 	usageEnv(fs)
 	return cmd
 }
@@ -179,7 +202,7 @@ func runPages(n, c int, op func(i int) error) ([]time.Duration, time.Duration, e
 	return lat, time.Since(start), firstErr
 }
 
-func benchBaton(ctx context.Context, redisURL, db string, pages, c int) (pdfBenchRun, error) {
+func benchBaton(ctx context.Context, redisURL, db string, pages, c int, mode string) (pdfBenchRun, error) {
 	dir, err := os.MkdirTemp("", "baton-bench-pdf-")
 	if err != nil {
 		return pdfBenchRun{}, err
@@ -187,7 +210,7 @@ func benchBaton(ctx context.Context, redisURL, db string, pages, c int) (pdfBenc
 	defer os.RemoveAll(dir)
 	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: dir, Workers: c, DB: db, Redis: redisURL,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		PDF:    app.PDFConfig{Browsers: 1, PagesPerBrowser: c, HealthInterval: -1}}
+		PDF:    app.PDFConfig{Browsers: 1, PagesPerBrowser: c, HealthInterval: -1, Mode: mode}}
 	if redisURL != "" {
 		cfg.RedisNamespace = "bench-pdf-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 		defer func() { _, _ = redisns.Drop(context.Background(), redisURL, cfg.RedisNamespace) }()
@@ -220,7 +243,8 @@ func benchBaton(ctx context.Context, redisURL, db string, pages, c int) (pdfBenc
 			return fmt.Errorf("create: %d %v", resp.StatusCode, err)
 		}
 		for {
-			req, _ := http.NewRequestWithContext(ctx, "GET", a.URL()+"/api/tasks/"+cr.TaskID+"/result", nil)
+			// Long-poll: the service answers as soon as the task ended.
+			req, _ := http.NewRequestWithContext(ctx, "GET", a.URL()+"/api/tasks/"+cr.TaskID+"/result?wait=60s", nil)
 			req.Header.Set("Authorization", "Bearer "+tok)
 			resp, err := client.Do(req)
 			if err != nil {
@@ -237,7 +261,6 @@ func benchBaton(ctx context.Context, redisURL, db string, pages, c int) (pdfBenc
 			if strings.Contains(string(b), "failed") || strings.Contains(string(b), "timeout") {
 				return fmt.Errorf("task %s: %s", cr.TaskID, b)
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if err := convert(0); err != nil { // warm-up: starts the browser
@@ -247,11 +270,18 @@ func benchBaton(ctx context.Context, redisURL, db string, pages, c int) (pdfBenc
 	if err != nil {
 		return pdfBenchRun{}, err
 	}
-	return pdfBenchRun{Mode: "baton", Concurrency: c, Pages: pages, PagesPerSec: float64(pages) / elapsed.Seconds(),
+	return pdfBenchRun{Mode: "baton-" + mode, Concurrency: c, Pages: pages, PagesPerSec: float64(pages) / elapsed.Seconds(),
 		P50Ms: percentile(lat, .5), P99Ms: percentile(lat, .99)}, nil
 }
 
-func benchBare(ctx context.Context, pages, c int) (pdfBenchRun, error) {
+// benchBare is the bare chromedp loop with the same browser work as the
+// service's mode: "isolated" opens a new browser context and a new page in
+// it per document (Target.createBrowserContext + createTarget + attach and
+// chromedp's domain enables), navigates to the document as a data: URL,
+// prints (PrintToPDF, A4) and closes the page and disposes of the context;
+// "warm" keeps c pages (one browser context each) and navigates them to
+// document after document. No proxy, no interception, no queue, no HTTP.
+func benchBare(ctx context.Context, pages, c int, mode string) (pdfBenchRun, error) {
 	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath("/usr/bin/chromium"), chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true)}, chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.DisableGPU, chromedp.NoSandbox)
@@ -267,14 +297,35 @@ func benchBare(ctx context.Context, pages, c int) (pdfBenchRun, error) {
 	for i, d := range docs {
 		urls[i] = "data:text/html;charset=utf-8;base64," + base64.StdEncoding.EncodeToString([]byte(d.html))
 	}
-	render := func(i int) error {
-		tctx, cancel := chromedp.NewContext(bctx)
-		defer cancel()
+	printDoc := func(tctx context.Context, i int) error {
 		if err := chromedp.Do(tctx, chromedp.Navigate(urls[i%len(urls)])); err != nil {
 			return err
 		}
 		_, err := chromedp.Run(tctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4)))
 		return err
+	}
+	render := func(i int) error {
+		tctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+		defer cancel()
+		return printDoc(tctx, i)
+	}
+	name := "bare-isolated"
+	if mode == "warm" {
+		name = "bare-reuse"
+		tabs := make(chan context.Context, c)
+		for range c {
+			tctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+			defer cancel()
+			if err := chromedp.Do(tctx); err != nil {
+				return pdfBenchRun{}, err
+			}
+			tabs <- tctx
+		}
+		render = func(i int) error {
+			tctx := <-tabs
+			defer func() { tabs <- tctx }()
+			return printDoc(tctx, i)
+		}
 	}
 	if err := render(0); err != nil {
 		return pdfBenchRun{}, fmt.Errorf("bare warm-up: %w", err)
@@ -283,6 +334,6 @@ func benchBare(ctx context.Context, pages, c int) (pdfBenchRun, error) {
 	if err != nil {
 		return pdfBenchRun{}, err
 	}
-	return pdfBenchRun{Mode: "bare-chromedp", Concurrency: c, Pages: pages, PagesPerSec: float64(pages) / elapsed.Seconds(),
+	return pdfBenchRun{Mode: name, Concurrency: c, Pages: pages, PagesPerSec: float64(pages) / elapsed.Seconds(),
 		P50Ms: percentile(lat, .5), P99Ms: percentile(lat, .99)}, nil
 }

@@ -22,6 +22,7 @@ func newWorker() *cobra.Command {
 		logLevel, logFormat                   string
 		providers, egressAllow                string
 		checkTimeout                          time.Duration
+		pdfCfg                                app.PDFConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -43,6 +44,14 @@ func newWorker() *cobra.Command {
 			pipeline.RegisterChecks(reg, checkers...)
 			api := httpapi.NewClient(controllerURL, token)
 			go app.FollowWordLists(cmd.Context(), api, words, time.Minute, log)
+			// pdf.render: its own browsers and egress proxy, PDFs uploaded
+			// through the artifact route under the lease token.
+			pdfR, err := app.RemotePDF(pdfCfg, egressAllow, api, log)
+			if err != nil {
+				return err
+			}
+			defer pdfR.Close()
+			pdfR.Register(reg)
 			var globs []string
 			if types != "" {
 				for _, t := range strings.Split(types, ",") {
@@ -73,8 +82,9 @@ func newWorker() *cobra.Command {
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running tasks may finish before they are handed back")
 	fs.DurationVar(&claimWait, "claim-wait", 30*time.Second, "long-poll wait of a claim")
 	fs.StringVar(&providers, "providers", "", "JSON file with the domain checks' endpoints, keys and thresholds (see docs/pipeline.md)")
-	fs.StringVar(&egressAllow, "egress-allow", "", "private CIDRs the checks may reach, comma-separated (default none)")
+	fs.StringVar(&egressAllow, "egress-allow", "", "private CIDRs the checks and the PDF browsers may reach, comma-separated (default none)")
 	fs.DurationVar(&checkTimeout, "check-timeout", 0, "timeout of one provider request (default per check, 10-30s)")
+	registerPDFBrowserFlags(fs, &pdfCfg)
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&logFormat, "log-format", "text", "text or json")
 	usageEnv(fs)

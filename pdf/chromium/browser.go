@@ -70,6 +70,8 @@ type browserProc struct {
 
 	stderr *tailBuffer
 
+	tabs tabSet // pages ready for the next render
+
 	inflight  atomic.Int64 // renders on this browser
 	stopOnce  sync.Once
 	stopping  atomic.Bool
@@ -243,6 +245,9 @@ func (b *browserProc) stop() {
 		}
 		if b.cancel != nil {
 			b.cancel()
+		}
+		for _, tb := range b.tabs.closeAll() {
+			go tb.close()
 		}
 		select {
 		case <-b.exited:

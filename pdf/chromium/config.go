@@ -56,6 +56,20 @@ type Config struct {
 	RenderTimeout time.Duration
 	// StartTimeout bounds the start of one browser. Default 30s.
 	StartTimeout time.Duration
+	// Mode is ModeIsolated (default: a new browser context and page per
+	// render, the next one created ahead of time) or ModeWarm (pages
+	// reused across renders and cleaned between them; see the package doc).
+	Mode string
+	// WarmMaxUses closes a warm page after this many renders (ModeWarm).
+	// Default 50.
+	WarmMaxUses int
+	// Spares is the number of pages (each in a new browser context) kept
+	// ready per browser in ModeIsolated, created in the background while
+	// renders run. Default PagesPerInstance; negative disables.
+	Spares int
+	// MemoryInterval is the period of the process-tree PSS sample that
+	// recycles a browser above RestartMemoryMB. Default 5s.
+	MemoryInterval time.Duration
 	// ChromiumPath is the browser binary. Default /usr/bin/chromium.
 	ChromiumPath string
 	// ProxyURL, when set, is passed as --proxy-server with
@@ -78,6 +92,18 @@ func (c *Config) setDefaults() {
 	}
 	if c.PagesPerInstance == 0 {
 		c.PagesPerInstance = max(1, (runtime.NumCPU()+c.Instances-1)/c.Instances)
+	}
+	if c.Mode == "" {
+		c.Mode = ModeIsolated
+	}
+	if c.WarmMaxUses == 0 {
+		c.WarmMaxUses = 50
+	}
+	if c.Spares == 0 {
+		c.Spares = c.PagesPerInstance
+	}
+	if c.MemoryInterval <= 0 {
+		c.MemoryInterval = 5 * time.Second
 	}
 	if c.MaxTasksPerBrowser == 0 {
 		c.MaxTasksPerBrowser = 100
@@ -112,6 +138,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("chromium config: Instances must be between 1 and 64, got %d", c.Instances)
 	case c.PagesPerInstance < 1 || c.PagesPerInstance > 64:
 		return fmt.Errorf("chromium config: PagesPerInstance must be between 1 and 64, got %d", c.PagesPerInstance)
+	case c.Mode != ModeIsolated && c.Mode != ModeWarm:
+		return fmt.Errorf("chromium config: Mode must be %q or %q, got %q", ModeIsolated, ModeWarm, c.Mode)
+	case c.WarmMaxUses < 1:
+		return fmt.Errorf("chromium config: WarmMaxUses must be positive, got %d", c.WarmMaxUses)
 	case c.MaxTasksPerBrowser < 1:
 		return fmt.Errorf("chromium config: MaxTasksPerBrowser must be positive, got %d", c.MaxTasksPerBrowser)
 	case c.RestartMemoryMB < 1:

@@ -18,19 +18,56 @@
 // Render waits for a free slot (Instances × PagesPerInstance; by default one
 // slot per CPU, because rendering is CPU bound and more pages than cores only
 // add latency), preferring instances that are not waiting to be recycled.
+// Render returns as soon as the PDF is printed; the page is closed (or
+// cleaned, in warm mode) and the slot released in the background, so the
+// caller stores the PDF meanwhile.
 //
-// # Isolation
+// # Isolation and modes
 //
-// Every render gets a new browser context (Target.createBrowserContext: its
-// own cookie jar, cache, storage, permissions) and a new page in it; both are
-// disposed of when the render ends, whatever the outcome. A cookie set by one
-// task is not visible to the next (tested). Inline HTML never touches the
-// filesystem or a listening socket: the page navigates to BaseURL (or
-// http://inline.baton.invalid/ without one) and the pool answers that one
-// main-frame document request from memory with Fetch.fulfillRequest. The
-// document therefore has BaseURL's origin and its relative URLs resolve
-// against BaseURL without rewriting the HTML; every other request goes to the
-// network (through the proxy when one is set).
+// Config.Mode chooses between two modes.
+//
+// ModeIsolated (the default): every render gets a new browser context
+// (Target.createBrowserContext: its own cookie jar, cache, storage,
+// permissions, proxy-credential cache) and a new page in it; both are
+// disposed of after the render, whatever the outcome. The context and page
+// of the next render are created ahead of time (Config.Spares per browser,
+// by default one per render slot) while the current render navigates and
+// prints, so a render normally starts on a ready about:blank page. A spare
+// has never loaded anything but about:blank, so isolation is the same as
+// creating it on demand. A cookie or localStorage set by one task is not
+// visible to the next (tested).
+//
+// ModeWarm (opt-in): pages are reused across renders. Each page still has a
+// browser context of its own, never shared by two renders at once. After a
+// successful render the page is cleaned before the next task gets it:
+// sessionStorage.clear() in the last document, Fetch interception, extra
+// headers and media emulation undone, navigation to about:blank,
+// Storage.clearDataForOrigin(origin, "all") for every http(s) origin the
+// task requested (local storage, IndexedDB, Cache Storage, service workers,
+// WebSQL, file systems, shader cache), Network.clearBrowserCookies,
+// Network.clearBrowserCache and Page.resetNavigationHistory. A page is closed
+// instead of cleaned after a failed render, after a render with a custom
+// userAgent, and after Config.WarmMaxUses renders. What warm mode does not
+// isolate, precisely: (1) the browser context's proxy-credential cache — the
+// next task's first requests carry the previous task's session as proxy
+// credentials; the proxy refuses an ended session with 407 and the page
+// answers with its own, but refusals are attributed to the previous task
+// should its session still be open; (2) state not keyed by an origin the
+// task requested: sessionStorage of cross-origin frames, the HSTS and
+// network-state caches (DNS is resolved by the proxy), socket pools and
+// the renderer process (a renderer-level compromise persists into the next
+// task); (3) history.length is 2 instead of 1 (the about:blank entry of the
+// cleanup; no URL of the previous task). Cookies, localStorage and
+// sessionStorage set by one task are not visible to the next (tested). Use
+// warm mode only when all tasks of a pool come from parties that trust one
+// another.
+//
+// Inline HTML never touches the filesystem or a listening socket: the page
+// navigates to BaseURL (or http://inline.baton.invalid/ without one) and
+// the pool answers that one main-frame document request from memory with
+// Fetch.fulfillRequest. The document therefore has BaseURL's origin and its
+// relative URLs resolve against BaseURL without rewriting the HTML; every
+// other request goes to the network (through the proxy when one is set).
 //
 // With Config.ProxyURL, Chromium runs with --proxy-server=URL and
 // --proxy-bypass-list=<-loopback> (loopback is proxied too, so the egress
@@ -56,8 +93,9 @@
 // A render runs three phases, each with its own deadline, inside an overall
 // budget (Options.TimeoutMs, or NavigationTimeout+RenderTimeout):
 //
-//   - setup (RenderTimeout): create the browser context and page, apply user
-//     agent, media, headers, cookies, interception;
+//   - setup (RenderTimeout): take the ready page (or create the browser
+//     context and page), apply user agent, media, headers, cookies,
+//     interception;
 //   - navigation (NavigationTimeout): Page.navigate, then the lifecycle events
 //     of that navigation's loader ("load", plus "networkIdle" for
 //     waitUntil=networkidle), waitForSelector, waitDelayMs;
@@ -88,7 +126,7 @@
 // summed PSS of its whole process tree (the browser, its zygotes, GPU,
 // network, storage and renderer processes, from /proc/<pid>/smaps_rollup;
 // the main process is only about a third of it) exceeds RestartMemoryMB,
-// measured after every render and on every health interval. Recycling starts
+// measured every MemoryInterval and on every health probe. Recycling starts
 // the replacement first, routes new renders to it, lets the old browser
 // finish its renders and then kills it, so an instance never stops serving;
 // recycles happen one at a time across the pool. A crashed browser (exit or
@@ -100,21 +138,15 @@
 //
 // # Measured costs
 //
-// On this 2-core machine while about six other builds ran (load average
-// 10–16, so absolute numbers are several times lower than on an idle
-// machine; NOTES.md measured about 1.5 pages/s new-tab ASCII when idle),
-// BenchmarkRender -benchtime=20x, one browser, pages/s:
-//
-//	document  open pages  pool  bare chromedp (new tab per page)
-//	ASCII     1           0.41  0.42
-//	ASCII     2           0.26  0.42
-//	Chinese   1           0.18  0.22
-//	Chinese   2           0.24  0.56
-//
-// Under that load the spread between runs is as large as the differences;
-// the fixed per-render extras of the pool are one Target.createBrowserContext
-// and disposeBrowserContext, Page.getFrameTree, two animation frames before
-// printing and a PSS sample of the process tree (reading /proc) after each
-// render. Start of one browser: about 1–2 s. An idle browser tree: about
-// 240–370 MB PSS, of which the main process is about 130 MB.
+// Output.Phases times each render (setup, navigation, print, and whether
+// the page was ready ahead of time). On the shared 2-core machine (load
+// average 4–19 from other builds, so absolute figures vary several-fold
+// between runs) the process-tree PSS sample, which used to run after every
+// render, cost about 15% of the service's own CPU in `baton bench pdf`
+// (reading smaps_rollup of a dozen processes); it now runs every
+// MemoryInterval (5s). See docs/benchmarks.md for the end-to-end figures
+// of both modes next to bare chromedp loops doing the same browser work.
+// Start of one browser: about 1–2 s. An idle browser tree: about 240–370 MB
+// PSS, of which the main process is about 130 MB; each spare or warm page
+// adds a renderer process.
 package chromium

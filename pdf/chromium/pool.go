@@ -26,6 +26,8 @@ type Pool struct {
 	retiring int                   // browsers being drained after a recycle
 	closed   bool
 
+	ctx       context.Context // ends at Close
+	cancelCtx context.CancelFunc
 	wake      chan struct{} // nudges the supervisor
 	done      chan struct{} // closed by Close
 	wg        sync.WaitGroup
@@ -73,6 +75,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
+	p.ctx, p.cancelCtx = context.WithCancel(context.Background())
 	for i := 0; i < cfg.Instances; i++ {
 		if err := ctx.Err(); err != nil {
 			p.Close()
@@ -87,6 +90,8 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		inst.b = b
 		p.insts = append(p.insts, inst)
 		p.log.Info("browser started", "instance", i, "pid", b.pid, "version", b.version)
+		p.refill(b)
+		go p.sampleMemory(inst, b) // a first sample now, then every MemoryInterval
 	}
 	p.wg.Add(1)
 	go p.supervise()
@@ -216,13 +221,11 @@ func (p *Pool) release(inst *instance, b *browserProc) {
 	}
 	p.broadcastLocked()
 	p.mu.Unlock()
-	if current && !b.gone() {
-		p.sampleMemory(inst, b)
-	}
 }
 
 // sampleMemory measures b's process tree and requests a recycle above the
-// limit.
+// limit. It runs every MemoryInterval (reading /proc for every process of
+// the tree costs several milliseconds of CPU, too much after every render).
 func (p *Pool) sampleMemory(inst *instance, b *browserProc) {
 	pss := treePSS(b.pid)
 	if h := p.cfg.Hooks.OnMemorySample; h != nil {
@@ -249,6 +252,8 @@ func (p *Pool) supervise() {
 	}
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
+	mem := time.NewTicker(p.cfg.MemoryInterval)
+	defer mem.Stop()
 	for {
 		select {
 		case <-p.done:
@@ -257,6 +262,8 @@ func (p *Pool) supervise() {
 		case <-retry.C:
 		case <-tick:
 			p.checkAll()
+		case <-mem.C:
+			p.sampleAll()
 		}
 		for {
 			inst, reason := p.nextRestart()
@@ -344,6 +351,8 @@ func (p *Pool) restart(inst *instance, reason string) error {
 	}
 	p.broadcastLocked()
 	p.mu.Unlock()
+	p.refill(nb)
+	go p.sampleMemory(inst, nb)
 
 	p.log.Info("browser restarted", "instance", inst.id, "reason", reason, "pid", nb.pid, "old_pid", pidOf(old))
 	if h := p.cfg.Hooks.OnRestart; h != nil {
@@ -421,6 +430,23 @@ func (p *Pool) checkAll() {
 	}
 }
 
+// sampleAll measures the memory of every busy-or-idle current browser.
+func (p *Pool) sampleAll() {
+	p.mu.Lock()
+	insts := make([]*instance, 0, len(p.insts))
+	procs := make([]*browserProc, 0, len(p.insts))
+	for _, inst := range p.insts {
+		if inst.b != nil && inst.pending == "" && !inst.b.gone() {
+			insts = append(insts, inst)
+			procs = append(procs, inst.b)
+		}
+	}
+	p.mu.Unlock()
+	for i, inst := range insts {
+		p.sampleMemory(inst, procs[i])
+	}
+}
+
 // check runs the health probe on b and requests a restart if it fails.
 func (p *Pool) check(inst *instance, b *browserProc) {
 	if b.gone() {
@@ -479,6 +505,7 @@ func (p *Pool) Close() error {
 		p.mu.Lock()
 		p.closed = true
 		close(p.done)
+		p.cancelCtx()
 		p.broadcastLocked()
 		p.mu.Unlock()
 		p.wg.Wait()

@@ -66,6 +66,17 @@ type Output struct {
 	Instance   int
 	BrowserPID int
 	Duration   time.Duration
+	// Phases is where the time of a successful render went.
+	Phases Phases
+}
+
+// Phases times the parts of a render. Duration minus their sum is the wait
+// for a render slot.
+type Phases struct {
+	Setup      time.Duration // page (taken or created) and the options applied
+	Navigation time.Duration // navigation and the waits of the options
+	Print      time.Duration // animation frames and Page.printToPDF
+	ReusedPage bool          // a page made ready ahead of time (spare or warm)
 }
 
 // Validate checks the job and its options; errors match ErrInvalid.
@@ -132,10 +143,30 @@ func (p *Pool) render(ctx context.Context, job *Job) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	defer p.release(inst, b)
 	r := &renderer{p: p, b: b, job: job, opts: &job.Options}
 	out, err := r.run(ctx)
 	out.Instance, out.BrowserPID = inst.id, b.pid
+	// The page is closed (or cleaned, in warm mode) and the slot released
+	// after Render returns, so that the caller stores the PDF meanwhile.
+	tb, reuse := r.tab, err == nil && job.Options.UserAgent == ""
+	finish := func() {
+		if tb != nil {
+			p.retireTab(tb, &r.st, reuse)
+		}
+		p.release(inst, b)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		finish()
+	} else {
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go func() {
+			defer p.wg.Done()
+			finish()
+		}()
+	}
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Kind == KindHung && !b.gone() {
@@ -173,9 +204,12 @@ type renderer struct {
 	job  *Job
 	opts *Options
 
-	ctx    context.Context // the tab's chromedp context
+	ctx    context.Context // the render's context carrying the tab's chromedp values
 	cancel context.CancelCauseFunc
 	t      *chromedp.Target
+	tab    *tab
+
+	reused bool // the page was a spare or a warm page
 
 	phaseMu    sync.Mutex
 	phase      string
@@ -234,21 +268,19 @@ func (r *renderer) run(callerCtx context.Context) (out Output, err error) {
 		}
 	}()
 
-	// A new browser context (like an incognito profile: own cookies,
-	// cache, storage) and a new page in it, both disposed of afterwards.
-	tctx, cancelTab := chromedp.NewContext(taskCtx, chromedp.WithNewBrowserContext(), chromedp.WithListener(r.st.onEvent))
-	defer cancelTab()
-	r.ctx = tctx
 	r.st.crashed = func() { cancel(errPageCrashed) }
 
+	t0 := time.Now()
 	r.setPhase("setup", cfg.RenderTimeout)
-	if err := r.setup(); err != nil {
+	if err := r.setup(taskCtx); err != nil {
 		return out, err
 	}
+	t1 := time.Now()
 	r.setPhase("navigation", min(cfg.NavigationTimeout, budget))
 	if err := r.navigate(&out); err != nil {
 		return out, err
 	}
+	t2 := time.Now()
 	r.setPhase("print", cfg.RenderTimeout)
 	pdf, err := r.print()
 	if err != nil {
@@ -256,6 +288,7 @@ func (r *renderer) run(callerCtx context.Context) (out Output, err error) {
 	}
 	out.PDF = pdf
 	out.FailedResources = r.st.failedList()
+	out.Phases = Phases{Setup: t1.Sub(t0), Navigation: t2.Sub(t1), Print: time.Since(t2), ReusedPage: r.reused}
 	return out, nil
 }
 
@@ -301,15 +334,22 @@ func (r *renderer) classify(callerCtx, taskCtx context.Context, err error) error
 
 // setup creates the page and applies the options that must precede the
 // navigation.
-func (r *renderer) setup() error {
-	// The first Run creates the browser context and the target and binds
-	// them to r.ctx.
-	tree, err := chromedp.Call(r.ctx, page.GetFrameTree, cdp.Empty{})
+func (r *renderer) setup(taskCtx context.Context) error {
+	// A page in a browser context of its own (like an incognito profile:
+	// own cookies, cache, storage): created ahead of time or now.
+	tb, reused, err := r.p.getTab(r.b, taskCtx)
 	if err != nil {
-		return fmt.Errorf("create page: %w", err)
+		return err
 	}
-	r.t = chromedp.FromContext(r.ctx).Target
-	r.st.init(tree.FrameTree.Frame.ID)
+	r.tab, r.reused, r.t = tb, reused, tb.t
+	r.p.refill(r.b)
+	r.ctx = renderCtx{Context: taskCtx, vals: tb.ctx}
+	r.st.init(tb.frame)
+	r.st.addOrigin(r.docURL())
+	tb.st.Store(&r.st)
+	if err := tb.ctx.Err(); err != nil {
+		return fmt.Errorf("page closed: %w", err)
+	}
 
 	o := r.opts
 	if o.UserAgent != "" {
@@ -318,11 +358,13 @@ func (r *renderer) setup() error {
 		}
 	}
 	if o.EmulateMedia == "screen" {
+		r.st.mediaSet = true
 		if _, err := cdp.Call(r.ctx, r.t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "screen"}); err != nil {
 			return fmt.Errorf("emulate media: %w", err)
 		}
 	}
 	if len(o.ExtraHTTPHeaders) > 0 {
+		r.st.headersSet = true
 		if _, err := cdp.Call(r.ctx, r.t, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: o.headerParams()}); err != nil {
 			return fmt.Errorf("set headers: %w", err)
 		}
@@ -346,6 +388,7 @@ func (r *renderer) setup() error {
 		if auth {
 			params = fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}, HandleAuthRequests: ptr(true)}
 		}
+		r.st.fetchOn = true
 		work := r.st.enableFetch()
 		go r.fetchLoop(work)
 		if _, err := cdp.Call(r.ctx, r.t, fetch.Enable, params); err != nil {
@@ -551,6 +594,37 @@ type pageState struct {
 
 	fetchWork  chan struct{}
 	fetchQueue []any
+
+	// What a warm page must undo after the task (set before the calls).
+	fetchOn, headersSet, mediaSet bool
+	origins                       map[string]bool
+}
+
+// addOrigin remembers the origin of an http(s) URL the page used, for the
+// warm page's cleanup.
+func (s *pageState) addOrigin(u string) {
+	o := originOf(u)
+	if o == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.origins == nil {
+		s.origins = make(map[string]bool)
+	}
+	if len(s.origins) < 1000 {
+		s.origins[o] = true
+	}
+}
+
+func (s *pageState) originList() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.origins))
+	for o := range s.origins {
+		out = append(out, o)
+	}
+	return out
 }
 
 func (s *pageState) init(mainFrame cdp.FrameID) {
@@ -594,6 +668,12 @@ func (s *pageState) onEvent(ev any) {
 	case *network.EventRequestWillBeSent:
 		if len(s.urls) < 5000 && ev.Request != nil {
 			s.urls[ev.RequestID] = ev.Request.URL
+			if o := originOf(ev.Request.URL); o != "" && len(s.origins) < 1000 {
+				if s.origins == nil {
+					s.origins = make(map[string]bool)
+				}
+				s.origins[o] = true
+			}
 		}
 	case *network.EventResponseReceived:
 		if ev.Type == network.ResourceTypeDocument && string(ev.RequestID) == string(ev.LoaderID) {
