@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,9 +56,29 @@ type pdfBenchResult struct {
 	GOMAXPROCS  int           `json:"gomaxprocs"`
 }
 
+// pdfBenchDocs, when set (--docs), keeps only these documents of the set.
+var pdfBenchDocs []string
+
 // benchDocs is the fixed page set: plain text, Chinese text, images and a
-// chart drawn by a script in an animation frame.
+// chart drawn by a script in an animation frame (filtered by --docs).
 func benchDocs() []struct{ name, html string } {
+	all := allBenchDocs()
+	if len(pdfBenchDocs) == 0 {
+		return all
+	}
+	var out []struct{ name, html string }
+	for _, d := range all {
+		if slices.Contains(pdfBenchDocs, d.name) {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return all
+	}
+	return out
+}
+
+func allBenchDocs() []struct{ name, html string } {
 	img := image.NewRGBA(image.Rect(0, 0, 240, 160))
 	for y := range 160 {
 		for x := range 240 {
@@ -151,6 +172,7 @@ func newBenchPDF() *cobra.Command {
 	fs.StringVar(&redisURL, "redis", "", "Redis URL (empty = embedded SQLite store)")
 	fs.StringVar(&db, "db", "", "main DB DSN (default a SQLite file in a temporary directory)")
 	fs.IntVar(&pages, "pages", 24, "conversions per run (cycling through the page set)")
+	fs.StringSliceVar(&pdfBenchDocs, "docs", nil, "only these documents of the set: text, chinese, images, chart (default all)")
 	fs.StringVar(&concs, "concurrency", "1,2", "pages open at once (in-process worker slots = browser pages), one run each")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as one JSON object on the last line")
 	fs.StringVar(&mode, "mode", "isolated", "render mode of the service: isolated, warm or both (each next to its bare loop)")
