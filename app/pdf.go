@@ -47,7 +47,7 @@ type PDFConfig struct {
 	// PublicURL is the controller's external URL in resultUrl
 	// (--public-url); default the listen address.
 	PublicURL string
-	// ChromiumPath (--chromium); default /usr/bin/chromium.
+	// ChromiumPath (--chromium); default chromium.DefaultChromiumPath().
 	ChromiumPath string
 	// Mode is "isolated" (a new browser context and page per task, the
 	// next one prepared while a render runs) or "warm" (pages reused and

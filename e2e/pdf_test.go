@@ -25,15 +25,22 @@ import (
 
 // --- helpers -----------------------------------------------------------
 
+// requirePDFTools fails (never skips) without the browser the service uses
+// by default and the PDF checkers.
+func requirePDFTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"/usr/lib/chromium/chromium-headless-shell", "pdftotext", "pdfinfo"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is required (apt-get install chromium-headless-shell fonts-noto-cjk poppler-utils): %v", tool, err)
+		}
+	}
+}
+
 // pdfServe starts a controller with one in-process worker rendering PDFs;
 // only 127.0.0.2 is allowed beyond the default (nothing private).
 func pdfServe(t *testing.T, extra ...string) *proc {
 	t.Helper()
-	for _, tool := range []string{"/usr/bin/chromium", "pdftotext", "pdfinfo"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is required (apt-get install chromium fonts-noto-cjk poppler-utils): %v", tool, err)
-		}
-	}
+	requirePDFTools(t)
 	args := []string{"--egress-allow", "127.0.0.2/32", "--pdf-callback-backoff", "300ms", "--pdf-browsers", "1", "--pdf-pages-per-browser", "1"}
 	args = append(args, extra...)
 	p := start(t, "pdf-controller", append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--workers", "1",
@@ -696,11 +703,7 @@ func TestPDFRemoteWorker(t *testing.T) {
 	refused := newSite(t, "127.0.0.3")
 	refused.page("/x.png", "not an image")
 	site.page("/doc", `<!doctype html><html><head><meta charset="utf-8"></head><body><h1>REMOTE-MARK 远程</h1><img src="`+refused.url+`/x.png"></body></html>`)
-	for _, tool := range []string{"/usr/bin/chromium", "pdftotext", "pdfinfo"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is required (apt-get install chromium fonts-noto-cjk poppler-utils): %v", tool, err)
-		}
-	}
+	requirePDFTools(t)
 	ctrl := serve(t, "pdf-controller", t.TempDir(), "--egress-allow", "127.0.0.2/32")
 	w := runWorker(t, "pdf-worker", ctrl.url, "--types", "pdf.*", "--concurrency", "1",
 		"--egress-allow", "127.0.0.2/32", "--pdf-pages-per-browser", "1", "--pdf-mode", "warm")

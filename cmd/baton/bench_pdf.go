@@ -28,6 +28,7 @@ import (
 	"github.com/batonhq/baton/app"
 	"github.com/batonhq/baton/internal/redisns"
 	"github.com/batonhq/baton/pdf"
+	"github.com/batonhq/baton/pdf/chromium"
 )
 
 // pdfBenchRun is one (mode, concurrency) measurement.
@@ -108,6 +109,7 @@ func newBenchPDF() *cobra.Command {
 		concs, mode  string
 		asJSON       bool
 		noBare       bool
+		chromiumBin  string
 	)
 	cmd := &cobra.Command{
 		Use:   "pdf",
@@ -141,7 +143,7 @@ func newBenchPDF() *cobra.Command {
 			set := false
 			for _, c := range cs {
 				for _, m := range modes {
-					r, err := benchBaton(cmd.Context(), redisURL, db, pages, c, m)
+					r, err := benchBaton(cmd.Context(), redisURL, db, chromiumBin, pages, c, m)
 					if err != nil {
 						return err
 					}
@@ -153,7 +155,7 @@ func newBenchPDF() *cobra.Command {
 					if noBare {
 						continue
 					}
-					b, err := benchBare(cmd.Context(), pages, c, m)
+					b, err := benchBare(cmd.Context(), chromiumBin, pages, c, m)
 					if err != nil {
 						return err
 					}
@@ -177,6 +179,7 @@ func newBenchPDF() *cobra.Command {
 	fs.BoolVar(&asJSON, "json", false, "print the figures as one JSON object on the last line")
 	fs.StringVar(&mode, "mode", "isolated", "render mode of the service: isolated, warm or both (each next to its bare loop)")
 	fs.BoolVar(&noBare, "no-bare", false, "skip the bare chromedp loops")
+	fs.StringVar(&chromiumBin, "chromium", chromium.DefaultChromiumPath(), "browser binary of the service and of the bare loop")
 	usageEnv(fs)
 	return cmd
 }
@@ -224,7 +227,7 @@ func runPages(n, c int, op func(i int) error) ([]time.Duration, time.Duration, e
 	return lat, time.Since(start), firstErr
 }
 
-func benchBaton(ctx context.Context, redisURL, db string, pages, c int, mode string) (pdfBenchRun, error) {
+func benchBaton(ctx context.Context, redisURL, db, bin string, pages, c int, mode string) (pdfBenchRun, error) {
 	dir, err := os.MkdirTemp("", "baton-bench-pdf-")
 	if err != nil {
 		return pdfBenchRun{}, err
@@ -232,7 +235,7 @@ func benchBaton(ctx context.Context, redisURL, db string, pages, c int, mode str
 	defer os.RemoveAll(dir)
 	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: dir, Workers: c, DB: db, Redis: redisURL,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		PDF:    app.PDFConfig{Browsers: 1, PagesPerBrowser: c, HealthInterval: -1, Mode: mode}}
+		PDF:    app.PDFConfig{Browsers: 1, PagesPerBrowser: c, HealthInterval: -1, Mode: mode, ChromiumPath: bin}}
 	if redisURL != "" {
 		cfg.RedisNamespace = "bench-pdf-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 		defer func() { _, _ = redisns.Drop(context.Background(), redisURL, cfg.RedisNamespace) }()
@@ -303,8 +306,8 @@ func benchBaton(ctx context.Context, redisURL, db string, pages, c int, mode str
 // prints (PrintToPDF, A4) and closes the page and disposes of the context;
 // "warm" keeps c pages (one browser context each) and navigates them to
 // document after document. No proxy, no interception, no queue, no HTTP.
-func benchBare(ctx context.Context, pages, c int, mode string) (pdfBenchRun, error) {
-	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath("/usr/bin/chromium"), chromedp.Flag("disable-quic", true),
+func benchBare(ctx context.Context, bin string, pages, c int, mode string) (pdfBenchRun, error) {
+	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true)}, chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.DisableGPU, chromedp.NoSandbox)
 	actx, cancelA := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)

@@ -29,7 +29,7 @@ func registerPDFBrowserFlags(fs *pflag.FlagSet, c *app.PDFConfig) {
 	fs.DurationVar(&c.HealthInterval, "pdf-health-interval", 30*time.Second, "browser health probe interval")
 	fs.DurationVar(&c.NavigationTimeout, "pdf-navigation-timeout", 30*time.Second, "how long a page may take to load")
 	fs.DurationVar(&c.SlowThreshold, "pdf-slow-threshold", 20*time.Second, "render budget on pdf.fast/pdf.normal; a render past it moves to pdf.slow")
-	fs.StringVar(&c.ChromiumPath, "chromium", "/usr/bin/chromium", "Chromium binary")
+	fs.StringVar(&c.ChromiumPath, "chromium", "", "Chromium binary (default: the headless shell /usr/lib/chromium/chromium-headless-shell if installed, else the full browser)")
 	fs.StringVar(&c.Mode, "pdf-mode", "isolated", "isolated (new browser context and page per task) or warm (pages reused, cleaned between tasks; see docs/pdf.md)")
 	fs.IntVar(&c.WarmMaxUses, "pdf-warm-max-uses", 50, "in warm mode, close a page after this many tasks")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"runtime"
 	"time"
 )
@@ -70,7 +71,8 @@ type Config struct {
 	// MemoryInterval is the period of the process-tree PSS sample that
 	// recycles a browser above RestartMemoryMB. Default 5s.
 	MemoryInterval time.Duration
-	// ChromiumPath is the browser binary. Default /usr/bin/chromium.
+	// ChromiumPath is the browser binary. Default DefaultChromiumPath():
+	// Chromium's headless shell when it is installed.
 	ChromiumPath string
 	// ProxyURL, when set, is passed as --proxy-server with
 	// --proxy-bypass-list=<-loopback> so that every request, loopback
@@ -124,11 +126,36 @@ func (c *Config) setDefaults() {
 		c.StartTimeout = 30 * time.Second
 	}
 	if c.ChromiumPath == "" {
-		c.ChromiumPath = "/usr/bin/chromium"
+		c.ChromiumPath = DefaultChromiumPath()
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+}
+
+// ChromiumCandidates are the binaries DefaultChromiumPath looks for, in
+// order. The headless shell (Debian's chromium-headless-shell, the same
+// Chromium build without the desktop browser's windowing layer) renders the
+// same PDFs at several times the full browser's rate on a small machine
+// (docs/benchmarks.md); the full browser is the fallback. The real binaries
+// come before Debian's /usr/bin wrapper scripts, which do not exec and would
+// put a shell between the pool and the browser.
+var ChromiumCandidates = []string{
+	"/usr/lib/chromium/chromium-headless-shell",
+	"/usr/bin/chromium-headless-shell",
+	"/usr/lib/chromium/chromium",
+	"/usr/bin/chromium",
+}
+
+// DefaultChromiumPath returns the first of ChromiumCandidates that exists,
+// or the first candidate (whose start then fails with a clear error).
+func DefaultChromiumPath() string {
+	for _, p := range ChromiumCandidates {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return ChromiumCandidates[0]
 }
 
 // validate checks a Config after setDefaults.

@@ -14,14 +14,15 @@ import (
 	"time"
 )
 
-const chromiumPath = "/usr/bin/chromium"
+// chromiumPath is the browser the tests use: the production default.
+var chromiumPath = DefaultChromiumPath()
 
 // requireTools fails (never skips) the test when a real dependency is
 // missing.
 func requireTools(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("Chromium is required at %s: apt-get install chromium fonts-noto-cjk poppler-utils (%v)", chromiumPath, err)
+		t.Fatalf("Chromium is required at %s: apt-get install chromium-headless-shell fonts-noto-cjk poppler-utils (%v)", chromiumPath, err)
 	}
 	for _, tool := range []string{"pdftotext", "pdfinfo", "pdftoppm"} {
 		if _, err := exec.LookPath(tool); err != nil {

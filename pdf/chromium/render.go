@@ -147,13 +147,22 @@ func (p *Pool) render(ctx context.Context, job *Job) (Output, error) {
 	out, err := r.run(ctx)
 	out.Instance, out.BrowserPID = inst.id, b.pid
 	// The page is closed (or cleaned, in warm mode) and the slot released
-	// after Render returns, so that the caller stores the PDF meanwhile.
+	// after Render returns, so that the caller stores the PDF meanwhile. A
+	// closed page holds the slot until it is gone (disposing of a browser
+	// context costs CPU that the next render would compete with); a warm
+	// page is cleaned after the slot is released.
 	tb, reuse := r.tab, err == nil && job.Options.UserAgent == ""
 	finish := func() {
-		if tb != nil {
-			p.retireTab(tb, &r.st, reuse)
+		switch {
+		case tb == nil:
+			p.release(inst, b)
+		case p.keepWarm(tb, reuse):
+			p.release(inst, b)
+			p.cleanAndKeep(tb, &r.st)
+		default:
+			p.closeTab(tb)
+			p.release(inst, b)
 		}
-		p.release(inst, b)
 	}
 	p.mu.Lock()
 	if p.closed {

@@ -95,11 +95,13 @@ func (c renderCtx) Value(k any) any {
 // created ahead of time (isolated mode) or the cleaned warm pages (warm
 // mode).
 type tabSet struct {
-	mu     sync.Mutex
-	idle   []*tab
-	making int           // spares being created
-	closed bool          // the browser is being stopped
-	ready  chan struct{} // closed and replaced when a spare is put or given up
+	mu       sync.Mutex
+	idle     []*tab
+	making   int           // spares being created (isolated mode)
+	pages    int           // warm pages alive: idle, rendering or being cleaned (warm mode)
+	cleaning int           // warm pages being cleaned
+	closed   bool          // the browser is being stopped
+	ready    chan struct{} // closed and replaced when a page is put or given up
 }
 
 // wakeLocked wakes getTab callers waiting for a spare. s.mu held.
@@ -111,8 +113,12 @@ func (s *tabSet) wakeLocked() {
 }
 
 // takeOrWait returns an idle page, or (nil, ch) with a channel closed when
-// the spare being created is ready, or (nil, nil) when none is coming.
-func (s *tabSet) takeOrWait() (*tab, <-chan struct{}) {
+// a page being created (isolated) or cleaned (warm) may be ready, or
+// (nil, nil) when the caller should create a page itself. In warm mode a
+// browser keeps up to maxWarm pages, so that a render need not wait for the
+// previous task's page to be cleaned; the caller of a (nil, nil) answer owns
+// one of them and must create it or call drop.
+func (s *tabSet) takeOrWait(warm bool, maxWarm int) (*tab, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n := len(s.idle); n > 0 {
@@ -120,13 +126,57 @@ func (s *tabSet) takeOrWait() (*tab, <-chan struct{}) {
 		s.idle = s.idle[:n-1]
 		return tb, nil
 	}
-	if s.making == 0 || s.closed {
+	if s.closed {
+		return nil, nil
+	}
+	if warm {
+		if s.pages < maxWarm || s.cleaning == 0 {
+			s.pages++
+			return nil, nil
+		}
+	} else if s.making == 0 {
 		return nil, nil
 	}
 	if s.ready == nil {
 		s.ready = make(chan struct{})
 	}
 	return nil, s.ready
+}
+
+// drop forgets a warm page that was closed or never created.
+func (s *tabSet) drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pages--
+	s.wakeLocked()
+}
+
+// startCleaning counts a warm page as being cleaned; false when the set is
+// closed.
+func (s *tabSet) startCleaning() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.cleaning++
+	return true
+}
+
+// doneCleaning keeps a cleaned page (ok) or forgets it; it reports whether
+// the page was kept.
+func (s *tabSet) doneCleaning(tb *tab, ok bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cleaning--
+	if ok && !s.closed {
+		s.idle = append(s.idle, tb)
+	} else {
+		s.pages--
+		ok = false
+	}
+	s.wakeLocked()
+	return ok
 }
 
 // put keeps tb for the next render; false when the set is closed.
@@ -155,19 +205,20 @@ func (s *tabSet) closeAll() []*tab {
 // getTab returns a page for a render on b: a spare or warm page when there
 // is one, otherwise a new one.
 func (p *Pool) getTab(b *browserProc, stop context.Context) (*tab, bool, error) {
+	warm := p.cfg.Mode == ModeWarm
 	for {
-		tb, wait := b.tabs.takeOrWait()
+		tb, wait := b.tabs.takeOrWait(warm, 2*p.cfg.PagesPerInstance)
 		if tb != nil {
-			if tb.ctx.Err() == nil {
+			if tb.ctx.Err() == nil && !b.gone() {
 				return tb, true, nil
 			}
-			go tb.close()
+			p.discardTab(tb)
 			continue
 		}
 		if wait == nil {
 			break
 		}
-		// A spare is on its way: creating another one now would only
+		// A page is on its way: creating another one now would only
 		// compete with it for the CPU.
 		select {
 		case <-wait:
@@ -176,7 +227,20 @@ func (p *Pool) getTab(b *browserProc, stop context.Context) (*tab, bool, error) 
 		}
 	}
 	tb, err := newTab(b, p.cfg.RenderTimeout, stop)
+	if err != nil && warm {
+		b.tabs.drop()
+	}
 	return tb, false, err
+}
+
+// discardTab closes a page no render will use again (in the background: a
+// page of a dead browser may take a while to answer).
+func (p *Pool) discardTab(tb *tab) {
+	tb.st.Store(nil)
+	if p.cfg.Mode == ModeWarm {
+		tb.b.tabs.drop()
+	}
+	go tb.close()
 }
 
 // refill creates spare pages on b in the background (isolated mode) until
@@ -227,24 +291,39 @@ func (p *Pool) refill(b *browserProc) {
 	}()
 }
 
-// retireTab ends a render's use of tb: in warm mode a page that served
-// cleanly is cleaned and kept (up to Config.WarmMaxUses renders); otherwise
-// it is closed. It runs after Render returned, before the render slot is
-// released.
-func (p *Pool) retireTab(tb *tab, st *pageState, reuse bool) {
+// keepWarm reports whether tb, which just served a render, is to be cleaned
+// and kept for the next task (warm mode, a render that ended cleanly, uses
+// left). If so it is counted as being cleaned and the caller must call
+// cleanAndKeep; otherwise the caller closes it with closeTab.
+func (p *Pool) keepWarm(tb *tab, reuse bool) bool {
 	tb.uses++
-	if reuse && p.cfg.Mode == ModeWarm && tb.uses < p.cfg.WarmMaxUses && !tb.b.gone() && tb.ctx.Err() == nil {
-		if err := p.cleanTab(tb, st); err == nil {
-			tb.st.Store(nil)
-			if tb.b.tabs.put(tb) {
-				return
-			}
-		} else if !tb.b.gone() {
-			p.log.Warn("cleaning a warm page failed; closing it", "pid", tb.b.pid, "err", err)
-		}
+	return reuse && p.cfg.Mode == ModeWarm && tb.uses < p.cfg.WarmMaxUses &&
+		!tb.b.gone() && tb.ctx.Err() == nil && tb.b.tabs.startCleaning()
+}
+
+// cleanAndKeep cleans a warm page after its task and keeps it for the
+// next one, or closes it when the cleaning fails. It runs after the render
+// slot was released: the next render takes another warm page meanwhile.
+func (p *Pool) cleanAndKeep(tb *tab, st *pageState) {
+	err := p.cleanTab(tb, st)
+	tb.st.Store(nil)
+	if tb.b.tabs.doneCleaning(tb, err == nil) {
+		return
 	}
+	if err != nil && !tb.b.gone() && !tb.b.stopping.Load() && !p.isClosed() {
+		p.log.Warn("cleaning a warm page failed; closing it", "pid", tb.b.pid, "err", err)
+	}
+	tb.close()
+}
+
+// closeTab closes a page after its render (isolated mode, or a warm page
+// that is not kept). It runs before the render slot is released.
+func (p *Pool) closeTab(tb *tab) {
 	tb.st.Store(nil)
 	tb.close()
+	if p.cfg.Mode == ModeWarm {
+		tb.b.tabs.drop()
+	}
 }
 
 // cleanTab resets a warm page after a task: it stops the document (about:
@@ -255,6 +334,7 @@ func (p *Pool) retireTab(tb *tab, st *pageState, reuse bool) {
 func (p *Pool) cleanTab(tb *tab, st *pageState) error {
 	ctx, cancel := context.WithTimeout(renderCtx{Context: tb.b.ctx, vals: tb.ctx}, min(p.cfg.RenderTimeout, 10*time.Second))
 	defer cancel()
+	defer context.AfterFunc(p.ctx, cancel)() // Close does not wait for a cleaning
 	call := func(what string, err error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)

@@ -44,6 +44,7 @@ document.getElementById("o").textContent =
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitWarmIdle(t, p)
 	if !strings.Contains(pdfText(t, out.PDF), "SET-DONE") {
 		t.Fatal("first task did not render")
 	}
@@ -52,6 +53,7 @@ document.getElementById("o").textContent =
 		if err != nil {
 			t.Fatal(err)
 		}
+		waitWarmIdle(t, p)
 		if !out.Phases.ReusedPage {
 			t.Fatalf("render %d: warm mode did not reuse the page", i+2)
 		}
@@ -77,6 +79,7 @@ document.getElementById("o").textContent = "CTRL-" + localStorage.getItem("ls") 
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitWarmIdle(t, p)
 	if txt := pdfText(t, out.PDF); !strings.Contains(txt, "CTRL-here-here-js=here") {
 		t.Fatalf("control render: %q", txt)
 	}
@@ -87,6 +90,21 @@ document.getElementById("o").textContent = "CTRL-" + localStorage.getItem("ls") 
 	if txt := pdfText(t, out.PDF); !strings.Contains(txt, "LS-null SS-null") || !strings.Contains(txt, "JS-NONE") || !strings.Contains(txt, "HDR-NONE") {
 		t.Errorf("state set by inline HTML on the same origin leaked: %q", txt)
 	}
+}
+
+// waitWarmIdle waits until the warm page of a one-page pool has been cleaned
+// after its task, so that the next render reuses that very page (a render
+// that finds it still being cleaned would get a second page).
+func waitWarmIdle(t *testing.T, p *Pool) {
+	t.Helper()
+	waitFor(t, "the warm page to be cleaned", func() bool {
+		p.mu.Lock()
+		b := p.insts[0].b
+		p.mu.Unlock()
+		b.tabs.mu.Lock()
+		defer b.tabs.mu.Unlock()
+		return b.tabs.pages == 1 && b.tabs.cleaning == 0 && len(b.tabs.idle) == 1
+	})
 }
 
 // TestIsolatedSpares: in isolated mode the next render's page is created
@@ -123,5 +141,38 @@ func TestIsolatedSpares(t *testing.T) {
 	}
 	if txt := pdfText(t, out.PDF); !strings.Contains(txt, "HDR-false") || !strings.Contains(txt, "LS-null") {
 		t.Errorf("state of the previous task is visible: %q", txt)
+	}
+}
+
+// TestWarmPagesBounded: renders back to back in warm mode do not wait for
+// the previous task's page to be cleaned, yet a browser never keeps more
+// than two warm pages per render slot, and pages are reused.
+func TestWarmPagesBounded(t *testing.T) {
+	p := newTestPool(t, Config{Instances: 1, PagesPerInstance: 1, Mode: ModeWarm, HealthInterval: -1})
+	ctx := context.Background()
+	reused := 0
+	for i := range 12 {
+		out, err := p.Render(ctx, Job{HTML: fmt.Sprintf("<p>WARM-%d</p>", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(pdfText(t, out.PDF), fmt.Sprintf("WARM-%d", i)) {
+			t.Fatalf("render %d lacks its text", i)
+		}
+		if out.Phases.ReusedPage {
+			reused++
+		}
+		p.mu.Lock()
+		b := p.insts[0].b
+		p.mu.Unlock()
+		b.tabs.mu.Lock()
+		pages := b.tabs.pages
+		b.tabs.mu.Unlock()
+		if pages > 2 {
+			t.Fatalf("after render %d the browser holds %d warm pages, want at most 2", i, pages)
+		}
+	}
+	if reused < 10 {
+		t.Errorf("%d of 12 renders reused a warm page, want at least 10 (two pages created at most)", reused)
 	}
 }
