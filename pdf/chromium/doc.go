@@ -4,9 +4,12 @@
 //
 // # Design
 //
-// A Pool owns Config.Instances browsers. Each browser is started by the pool
-// with os/exec, never by name (Debian's /usr/bin/chromium wrapper execs the
-// real binary, so the pid is the browser's), in its own process group
+// A Pool owns Config.Instances browsers: Chromium's headless shell by
+// default (DefaultChromiumPath; the same build and printing code as the
+// full browser without its windowing layer, several times faster per new
+// page). Each browser is started by the pool with os/exec, never by name
+// (the real binary, not Debian's /usr/bin wrapper script, so the pid is the
+// browser's), in its own process group
 // (Setpgid) with Pdeathsig=SIGKILL (set from a goroutine locked to its OS
 // thread, because the signal follows the thread that forked), with its own
 // fresh --user-data-dir. The DevTools connection is --remote-debugging-pipe
@@ -39,7 +42,9 @@
 //
 // ModeWarm (opt-in): pages are reused across renders. Each page still has a
 // browser context of its own, never shared by two renders at once. After a
-// successful render the page is cleaned before the next task gets it:
+// successful render the render slot is released and the page is cleaned
+// before another task gets it (meanwhile the next render takes another
+// warm page; a browser keeps at most two warm pages per slot):
 // sessionStorage.clear() in the last document, Fetch interception, extra
 // headers and media emulation undone, navigation to about:blank,
 // Storage.clearDataForOrigin(origin, "all") for every http(s) origin the
