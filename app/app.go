@@ -68,6 +68,11 @@ type Config struct {
 	Pipeline PipelineConfig
 	// PDF tunes the HTML→PDF service (app/pdf.go).
 	PDF PDFConfig
+	// S3 keeps the artifacts (rendered PDFs) in a bucket of an
+	// S3-compatible service instead of <DataDir>/artifacts when S3.Bucket
+	// is set (--s3-endpoint, --s3-bucket, --s3-prefix, --s3-region;
+	// credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).
+	S3 artifact.S3Config
 	// NoUI leaves the admin web UI unmounted (a caller mounts its own).
 	NoUI bool
 	// ReapInterval overrides the controller's lease reaper interval.
@@ -95,7 +100,7 @@ type App struct {
 	Sandbox   *sandbox.Sandbox
 	Egress    *egress.Policy
 	// Artifacts holds the files workers upload (rendered PDFs).
-	Artifacts *artifact.FS
+	Artifacts artifact.Store
 	UI        *admin.UI
 	// PDF is the HTML→PDF service (app/pdf.go).
 	PDF *pdf.Service
@@ -164,7 +169,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		_ = a.Store.Close()
 		return nil, err
 	}
-	arts, err := artifact.NewFS(filepath.Join(cfg.DataDir, "artifacts"), 0)
+	arts, err := openArtifacts(ctx, cfg)
 	if err != nil {
 		_ = a.Store.Close()
 		return nil, err
@@ -331,13 +336,35 @@ func redactURL(u string) string {
 // ArtifactRetention is how long uploaded files (rendered PDFs) are kept.
 const ArtifactRetention = 7 * 24 * time.Hour
 
+// openArtifacts opens the S3 artifact store when a bucket is configured,
+// else the filesystem store under the data directory.
+func openArtifacts(ctx context.Context, cfg Config) (artifact.Store, error) {
+	if cfg.S3.Bucket == "" {
+		return artifact.NewFS(filepath.Join(cfg.DataDir, "artifacts"), 0)
+	}
+	s3 := cfg.S3
+	if s3.SpoolDir == "" {
+		s3.SpoolDir = filepath.Join(cfg.DataDir, "spool")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	st, err := artifact.NewS3(ctx, s3)
+	if err != nil {
+		return nil, fmt.Errorf("open S3 artifact store (--s3-bucket %s): %w", s3.Bucket, err)
+	}
+	return st, nil
+}
+
 // sweepArtifacts deletes uploads older than ArtifactRetention, hourly,
-// until shutdown, so the data directory does not grow forever.
+// until shutdown, so the artifact store does not grow forever.
 func (a *App) sweepArtifacts() {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-a.sweepStop; cancel() }()
 	for {
-		if n, err := a.Artifacts.Sweep(time.Now().Add(-ArtifactRetention)); err != nil {
+		if n, err := a.Artifacts.Sweep(ctx, time.Now().Add(-ArtifactRetention)); err != nil && ctx.Err() == nil {
 			a.log.Warn("sweep artifacts", "err", err)
 		} else if n > 0 {
 			a.log.Info("swept artifacts", "tasks", n)

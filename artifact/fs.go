@@ -1,14 +1,7 @@
-// Package artifact stores the files workers upload for their tasks (a
-// rendered PDF, for instance) on the controller's filesystem.
-//
-// Files are content-addressed per task: <dir>/<task id>/<sha256>. A worker
-// that lost its lease may still finish an upload, but its file has its own
-// name; only the digest named in the accepted result is ever served, so a
-// stale worker can never replace its successor's output (fencing carries
-// over to artifacts).
 package artifact
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -16,30 +9,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	baton "github.com/batonhq/baton"
 )
 
-// DefaultMaxBytes bounds one artifact.
-const DefaultMaxBytes = 256 << 20
-
-var (
-	idRE  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
-	shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
-
-// FS is a filesystem artifact store.
+// FS is a filesystem artifact store: <Dir>/<task id>/<sha256>.
 type FS struct {
 	Dir      string
 	MaxBytes int64
-}
-
-// Info describes a stored artifact.
-type Info struct {
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
 }
 
 // NewFS creates the directory if needed.
@@ -56,7 +34,7 @@ func NewFS(dir string, maxBytes int64) (*FS, error) {
 // Put stores r for task id. It writes to a temporary file and renames it
 // into place, so a crash never leaves a half-written artifact under a
 // valid name. Bodies over MaxBytes fail with baton ETooLarge.
-func (f *FS) Put(taskID string, r io.Reader) (Info, error) {
+func (f *FS) Put(_ context.Context, taskID string, r io.Reader) (Info, error) {
 	if !idRE.MatchString(taskID) {
 		return Info{}, baton.Errorf(baton.EInvalid, "invalid task id")
 	}
@@ -93,17 +71,28 @@ func (f *FS) Put(taskID string, r io.Reader) (Info, error) {
 	return Info{Size: n, SHA256: sum}, nil
 }
 
-// Open returns the artifact of task id with the given digest.
-func (f *FS) Open(taskID, sha string) (*os.File, error) {
+// Open returns the artifact of task id with the given digest, and its size.
+func (f *FS) Open(_ context.Context, taskID, sha string) (io.ReadCloser, int64, error) {
 	if !idRE.MatchString(taskID) || !shaRE.MatchString(sha) {
-		return nil, baton.Errorf(baton.ENotFound, "artifact not found")
+		return nil, 0, baton.Errorf(baton.ENotFound, "artifact not found")
 	}
 	fh, err := os.Open(filepath.Join(f.Dir, taskID, sha))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, baton.Errorf(baton.ENotFound, "artifact not found")
+		return nil, 0, baton.Errorf(baton.ENotFound, "artifact not found")
 	}
-	return fh, err
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		_ = fh.Close()
+		return nil, 0, err
+	}
+	return fh, st.Size(), nil
 }
+
+// MaxSize implements Store: the largest artifact Put accepts.
+func (f *FS) MaxSize() int64 { return f.MaxBytes }
 
 // Remove deletes every artifact of a task.
 func (f *FS) Remove(taskID string) error {
@@ -115,7 +104,7 @@ func (f *FS) Remove(taskID string) error {
 
 // Sweep removes the artifact directories of tasks not modified since
 // before, returning how many it removed (retention).
-func (f *FS) Sweep(before time.Time) (int, error) {
+func (f *FS) Sweep(_ context.Context, before time.Time) (int, error) {
 	ents, err := os.ReadDir(f.Dir)
 	if err != nil {
 		return 0, fmt.Errorf("artifact sweep: %w", err)
@@ -132,3 +121,5 @@ func (f *FS) Sweep(before time.Time) (int, error) {
 	}
 	return n, nil
 }
+
+var _ Store = (*FS)(nil)

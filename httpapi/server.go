@@ -25,7 +25,7 @@ type Config struct {
 	Controller *controller.Controller
 	Tokens     Tokens
 	// Artifacts stores worker uploads; nil disables the artifact route.
-	Artifacts *artifact.FS
+	Artifacts artifact.Store
 	// Gatherer serves /metrics; nil disables it.
 	Gatherer prometheus.Gatherer
 	// Ready reports whether every dependency is reachable (/readyz); the
@@ -39,7 +39,7 @@ type Config struct {
 type Server struct {
 	c      *controller.Controller
 	tokens Tokens
-	arts   *artifact.FS
+	arts   artifact.Store
 	ready  func(ctx context.Context) error
 	log    *slog.Logger
 	mux    *http.ServeMux

@@ -84,13 +84,13 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) error {
 	if tok == "" {
 		return baton.Errorf(baton.EInvalid, "header X-Lease-Token is required")
 	}
-	if r.ContentLength > s.arts.MaxBytes {
-		return baton.Errorf(baton.ETooLarge, "artifact larger than %d bytes", s.arts.MaxBytes)
+	if limit := s.arts.MaxSize(); r.ContentLength > limit {
+		return baton.Errorf(baton.ETooLarge, "artifact larger than %d bytes", limit)
 	}
 	if _, err := s.c.Heartbeat(r.Context(), id, baton.HeartbeatRequest{LeaseToken: tok}); err != nil {
 		return err
 	}
-	info, err := s.arts.Put(id, http.MaxBytesReader(w, r.Body, s.arts.MaxBytes+1))
+	info, err := s.arts.Put(r.Context(), id, http.MaxBytesReader(w, r.Body, s.arts.MaxSize()+1))
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ type Uploader interface {
 // extended) by a heartbeat, then the file is stored, as the HTTP route does.
 type LocalUploader struct {
 	Controller *controller.Controller
-	Artifacts  *artifact.FS
+	Artifacts  artifact.Store
 }
 
 // Upload implements Uploader.
@@ -38,7 +38,7 @@ func (u LocalUploader) Upload(ctx context.Context, taskID, leaseToken string, pd
 	if _, err := u.Controller.Heartbeat(ctx, taskID, baton.HeartbeatRequest{LeaseToken: leaseToken}); err != nil {
 		return artifact.Info{}, err
 	}
-	return u.Artifacts.Put(taskID, bytes.NewReader(pdf))
+	return u.Artifacts.Put(ctx, taskID, bytes.NewReader(pdf))
 }
 
 // HTTPUploader uploads for remote workers (baton worker): PUT

@@ -30,7 +30,7 @@ type Config struct {
 	// Controller, DB, Artifacts and Policy are required.
 	Controller *controller.Controller
 	DB         *ledger.DB
-	Artifacts  *artifact.FS
+	Artifacts  artifact.Store
 	// Policy judges dry-run probes and callbacks (the same egress code the
 	// renderer's proxy uses).
 	Policy *egress.Policy
@@ -70,7 +70,7 @@ type Service struct {
 	c     *controller.Controller
 	store queue.Store
 	db    *ledger.DB
-	arts  *artifact.FS
+	arts  artifact.Store
 	m     *Metrics
 	log   *slog.Logger
 	srv   *httpapi.Server

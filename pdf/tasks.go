@@ -332,16 +332,14 @@ func (s *Service) result(w http.ResponseWriter, r *http.Request) error {
 	if v.Status != baton.StateCompleted || v.SHA256 == "" {
 		return baton.Errorf(baton.EConflict, "task %s is %s: the PDF is available once it is completed", conv.ID, v.Status)
 	}
-	f, err := s.arts.Open(v.queueTask, v.SHA256)
+	f, size, err := s.arts.Open(r.Context(), v.queueTask, v.SHA256)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `inline; filename="`+conv.ID+`.pdf"`)
-	if st, err := f.Stat(); err == nil {
-		w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
-	}
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	w.WriteHeader(http.StatusOK)
 	if _, err := io.Copy(w, f); err != nil {
 		s.log.Warn("send pdf", "task", conv.ID, "err", err)
@@ -542,7 +540,8 @@ func (s *Service) OpenResult(ctx context.Context, id string) (io.ReadCloser, err
 	if v.Status != baton.StateCompleted || v.SHA256 == "" {
 		return nil, baton.Errorf(baton.EConflict, "task %s is %s: no PDF", id, v.Status)
 	}
-	return s.arts.Open(v.queueTask, v.SHA256)
+	f, _, err := s.arts.Open(ctx, v.queueTask, v.SHA256)
+	return f, err
 }
 
 // listTasks is GET /api/pdf/tasks?status=&queue=&limit=&cursor=: a key's
