@@ -175,7 +175,7 @@ func newBenchPDF() *cobra.Command {
 	fs.StringVar(&db, "db", "", "main DB DSN (default a SQLite file in a temporary directory)")
 	fs.IntVar(&pages, "pages", 24, "conversions per run (cycling through the page set)")
 	fs.StringSliceVar(&pdfBenchDocs, "docs", nil, "only these documents of the set: text, chinese, images, chart (default all)")
-	fs.StringVar(&concs, "concurrency", "1,2", "pages open at once (in-process worker slots = browser pages), one run each")
+	fs.StringVar(&concs, "concurrency", "1,2", "pages open at once (browser render slots; the service runs twice as many in-process workers, so a slot never waits on the queue round trip), one run each")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as one JSON object on the last line")
 	fs.StringVar(&mode, "mode", "isolated", "render mode of the service: isolated, warm or both (each next to its bare loop)")
 	fs.BoolVar(&noBare, "no-bare", false, "skip the bare chromedp loops")
@@ -233,7 +233,9 @@ func benchBaton(ctx context.Context, redisURL, db, bin string, pages, c int, mod
 		return pdfBenchRun{}, err
 	}
 	defer os.RemoveAll(dir)
-	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: dir, Workers: c, DB: db, Redis: redisURL,
+	// Twice as many workers as render slots: a worker that stores its PDF
+	// and reports its result does not leave a slot idle meanwhile.
+	cfg := app.Config{Addr: "127.0.0.1:0", DataDir: dir, Workers: 2 * c, DB: db, Redis: redisURL,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		PDF:    app.PDFConfig{Browsers: 1, PagesPerBrowser: c, HealthInterval: -1, Mode: mode, ChromiumPath: bin}}
 	if redisURL != "" {
