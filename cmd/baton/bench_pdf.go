@@ -110,6 +110,7 @@ func newBenchPDF() *cobra.Command {
 		asJSON       bool
 		noBare       bool
 		chromiumBin  string
+		bareFrames   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pdf",
@@ -155,7 +156,7 @@ func newBenchPDF() *cobra.Command {
 					if noBare {
 						continue
 					}
-					b, err := benchBare(cmd.Context(), chromiumBin, pages, c, m)
+					b, err := benchBare(cmd.Context(), chromiumBin, bareFrames, pages, c, m)
 					if err != nil {
 						return err
 					}
@@ -179,6 +180,7 @@ func newBenchPDF() *cobra.Command {
 	fs.BoolVar(&asJSON, "json", false, "print the figures as one JSON object on the last line")
 	fs.StringVar(&mode, "mode", "isolated", "render mode of the service: isolated, warm or both (each next to its bare loop)")
 	fs.BoolVar(&noBare, "no-bare", false, "skip the bare chromedp loops")
+	fs.BoolVar(&bareFrames, "bare-frames", true, "the bare loop waits for two animation frames before printing, as the service does (false: navigate and print only)")
 	fs.StringVar(&chromiumBin, "chromium", chromium.DefaultChromiumPath(), "browser binary of the service and of the bare loop")
 	usageEnv(fs)
 	return cmd
@@ -301,14 +303,20 @@ func benchBaton(ctx context.Context, redisURL, db, bin string, pages, c int, mod
 		P50Ms: percentile(lat, .5), P99Ms: percentile(lat, .99)}, nil
 }
 
+// waitFramesJS resolves after two animation frames, as the service waits
+// before printing.
+const waitFramesJS = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
 // benchBare is the bare chromedp loop with the same browser work as the
 // service's mode: "isolated" opens a new browser context and a new page in
 // it per document (Target.createBrowserContext + createTarget + attach and
 // chromedp's domain enables), navigates to the document as a data: URL,
-// prints (PrintToPDF, A4) and closes the page and disposes of the context;
-// "warm" keeps c pages (one browser context each) and navigates them to
-// document after document. No proxy, no interception, no queue, no HTTP.
-func benchBare(ctx context.Context, bin string, pages, c int, mode string) (pdfBenchRun, error) {
+// waits for two animation frames (frames; the service does, so that
+// script-drawn charts are printed), prints (PrintToPDF, A4) and closes the
+// page and disposes of the context; "warm" keeps c pages (one browser
+// context each) and navigates them to document after document, without
+// cleaning them. No proxy, no interception, no queue, no HTTP.
+func benchBare(ctx context.Context, bin string, frames bool, pages, c int, mode string) (pdfBenchRun, error) {
 	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true)}, chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.DisableGPU, chromedp.NoSandbox)
@@ -327,6 +335,12 @@ func benchBare(ctx context.Context, bin string, pages, c int, mode string) (pdfB
 	printDoc := func(tctx context.Context, i int) error {
 		if err := chromedp.Do(tctx, chromedp.Navigate(urls[i%len(urls)])); err != nil {
 			return err
+		}
+		if frames {
+			// The service's wait before printing (script-drawn charts).
+			if _, err := chromedp.Run(tctx, chromedp.Evaluate[bool](waitFramesJS, chromedp.EvalAwaitPromise)); err != nil {
+				return err
+			}
 		}
 		_, err := chromedp.Run(tctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4)))
 		return err
