@@ -98,13 +98,20 @@ document.getElementById("o").textContent = "CTRL-" + localStorage.getItem("ls") 
 func waitWarmIdle(t *testing.T, p *Pool) {
 	t.Helper()
 	waitFor(t, "the warm page to be cleaned", func() bool {
-		p.mu.Lock()
-		b := p.insts[0].b
-		p.mu.Unlock()
-		b.tabs.mu.Lock()
-		defer b.tabs.mu.Unlock()
-		return b.tabs.pages == 1 && b.tabs.cleaning == 0 && len(b.tabs.idle) == 1
+		pages, cleaning, idle := tabCounts(p)
+		return pages == 1 && cleaning == 0 && idle == 1
 	})
+}
+
+// tabCounts reads the page set of the first instance's browser: warm pages
+// alive, being cleaned, and idle pages (warm or spare).
+func tabCounts(p *Pool) (pages, cleaning, idle int) {
+	p.mu.Lock()
+	b := p.insts[0].b
+	p.mu.Unlock()
+	b.tabs.mu.Lock()
+	defer b.tabs.mu.Unlock()
+	return b.tabs.pages, b.tabs.cleaning, len(b.tabs.idle)
 }
 
 // TestIsolatedSpares: in isolated mode the next render's page is created
@@ -125,12 +132,8 @@ func TestIsolatedSpares(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "a spare page", func() bool {
-		p.mu.Lock()
-		b := p.insts[0].b
-		p.mu.Unlock()
-		b.tabs.mu.Lock()
-		defer b.tabs.mu.Unlock()
-		return len(b.tabs.idle) > 0
+		_, _, idle := tabCounts(p)
+		return idle > 0
 	})
 	out, err := p.Render(ctx, Job{URL: srv.URL + "/check"})
 	if err != nil {
@@ -162,13 +165,7 @@ func TestWarmPagesBounded(t *testing.T) {
 		if out.Phases.ReusedPage {
 			reused++
 		}
-		p.mu.Lock()
-		b := p.insts[0].b
-		p.mu.Unlock()
-		b.tabs.mu.Lock()
-		pages := b.tabs.pages
-		b.tabs.mu.Unlock()
-		if pages > 2 {
+		if pages, _, _ := tabCounts(p); pages > 2 {
 			t.Fatalf("after render %d the browser holds %d warm pages, want at most 2", i, pages)
 		}
 	}
