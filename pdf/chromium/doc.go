@@ -151,7 +151,8 @@
 // (reading smaps_rollup of a dozen processes); it now runs every
 // MemoryInterval (5s). See docs/benchmarks.md for the end-to-end figures
 // of both modes next to bare chromedp loops doing the same browser work.
-// Start of one browser: about 1–2 s. An idle browser tree: about 240–370 MB
-// PSS, of which the main process is about 130 MB; each spare or warm page
-// adds a renderer process.
+// Start of one browser: about 1–2 s. An idle browser tree: about 110 MB PSS
+// with the headless shell (240–370 MB with the full browser, of which its
+// main process is about 130 MB); each spare or warm page adds a renderer
+// process.
 package chromium
