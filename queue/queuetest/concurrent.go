@@ -156,8 +156,9 @@ func testConcurrentReaper(t *testing.T, newStore func(t *testing.T) queue.Store)
 		failed  atomic.Int64
 		mu      sync.Mutex
 		tokens  = map[string]bool{}
-		tries   = map[string][]int{}  // attempts handed out per task
-		latest  = map[string]string{} // the last lease token handed out per task
+		tries   = map[string][]int{} // attempts handed out per task
+		attempt = map[string]int{}   // the attempt of each lease token handed out
+		newest  = map[string]int{}   // the highest attempt handed out per task
 		acks    = map[string]int{}
 		wg      sync.WaitGroup
 	)
@@ -201,8 +202,11 @@ func testConcurrentReaper(t *testing.T, newStore func(t *testing.T) queue.Store)
 			case r.Err == nil && !r.Ack.Duplicate && r.Ack.State == baton.StateCompleted:
 				// A newer claim means this lease was reaped before the
 				// result was applied: the store took a stale result.
-				if tok := cs[i].Result.LeaseToken; latest[id] != tok {
-					t.Errorf("%s: result for %s applied with token %s, but %s was handed out after it", worker, id, tok, latest[id])
+				// Attempts, not the order in which workers recorded their
+				// claims, tell which claim is newer (a worker may record
+				// its claim after a later one was handed out and applied).
+				if tok := cs[i].Result.LeaseToken; attempt[tok] < newest[id] {
+					t.Errorf("%s: result for %s applied with token %s of attempt %d, but attempt %d was handed out after it", worker, id, tok, attempt[tok], newest[id])
 				}
 				acks[id]++
 				done.Add(1)
@@ -278,7 +282,8 @@ func testConcurrentReaper(t *testing.T, newStore func(t *testing.T) queue.Store)
 					}
 					tokens[tk.LeaseToken] = true
 					tries[tk.ID] = append(tries[tk.ID], tk.Attempt)
-					latest[tk.ID] = tk.LeaseToken
+					attempt[tk.LeaseToken] = tk.Attempt
+					newest[tk.ID] = max(newest[tk.ID], tk.Attempt)
 					if abandoned[tk.ID] && tk.Attempt == 1 {
 						late = append(late, tk)
 					} else {
