@@ -31,6 +31,14 @@ type Advancer interface {
 	Advance(ctx context.Context, task baton.TaskInfo, res baton.Result) (Plan, error)
 }
 
+// AppliedNotifier is implemented by an Advancer that wants to know when a
+// result it planned has been applied by the store (Advance runs before the
+// store decides; a lost lease discards the plan). Applied is called once
+// per applied result, after the store call returned; it must not block.
+type AppliedNotifier interface {
+	Applied(taskID string)
+}
+
 type advancerEntry struct {
 	prefix string
 	adv    Advancer
@@ -78,6 +86,7 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 	// errs[i] is item i's refusal; nil once accepted. Answers keep input order.
 	errs := make([]error, len(items))
 	comps := make([]queue.Completion, 0, len(items))
+	planned := make([]Advancer, 0, len(items)) // the Advancer that planned comps[k], if any
 	idx := make([]int, 0, len(items))
 	for i := range items {
 		it := &items[i]
@@ -92,11 +101,13 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 		comp := queue.Completion{
 			TaskID: it.TaskID, Result: it.Result, Now: now, Jitter: jitter(), Backoff: c.backoff,
 		}
-		if err := c.plan(ctx, &comp); err != nil {
+		adv, err := c.plan(ctx, &comp)
+		if err != nil {
 			errs[i] = err
 			continue
 		}
 		comps = append(comps, comp)
+		planned = append(planned, adv)
 		idx = append(idx, i)
 	}
 	if len(comps) > 0 {
@@ -123,6 +134,9 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 			if !r.Ack.Duplicate && (r.Ack.State == baton.StatePending || len(comp.FollowUps) > 0) {
 				woke = true
 			}
+			if n, ok := planned[k].(AppliedNotifier); ok && !r.Ack.Duplicate {
+				n.Applied(comp.TaskID)
+			}
 		}
 		if woke {
 			c.wake.signal()
@@ -139,46 +153,47 @@ func (c *Controller) Results(ctx context.Context, items []baton.ResultItem) (bat
 }
 
 // plan fills the completion's final state, follow-ups and outbox from the
-// task type's Advancer, if any. A result names only the task ID: its type
-// and payload come from the claim this controller made (no store read), or,
-// for a task claimed through another controller, from one store read.
-func (c *Controller) plan(ctx context.Context, comp *queue.Completion) error {
+// task type's Advancer, if any, and returns the Advancer whose Advance ran
+// (nil if none did). A result names only the task ID: its type and payload
+// come from the claim this controller made (no store read), or, for a task
+// claimed through another controller, from one store read.
+func (c *Controller) plan(ctx context.Context, comp *queue.Completion) (Advancer, error) {
 	if !c.hasAdvancers() {
 		comp.FinalState = DefaultFinalState(comp.Result.Outcome)
-		return nil
+		return nil, nil
 	}
 	var info baton.TaskInfo
 	if cl, ok := c.inflight.get(comp.TaskID, comp.Result.LeaseToken); ok {
 		// Claimed here under this very lease: type and payload are known.
 		if c.advancerFor(cl.task.Type) == nil {
 			comp.FinalState = DefaultFinalState(comp.Result.Outcome)
-			return nil
+			return nil, nil
 		}
 		info = cl.info()
 	} else {
 		var err error
 		if info, err = c.store.Get(ctx, comp.TaskID); err != nil {
-			return storeErr("read task", err)
+			return nil, storeErr("read task", err)
 		}
 	}
 	adv := c.advancerFor(info.Type)
 	if adv == nil {
 		comp.FinalState = DefaultFinalState(comp.Result.Outcome)
-		return nil
+		return nil, nil
 	}
 	if info.Status != baton.StateProcessing {
 		// Either a duplicate (the store answers it from the ack) or a lost
 		// lease (the store refuses it): no plan is needed either way.
 		comp.FinalState = DefaultFinalState(comp.Result.Outcome)
-		return nil
+		return nil, nil
 	}
 	p, err := adv.Advance(ctx, info, comp.Result)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if p.Outcome != "" {
 		if !p.Outcome.Valid() {
-			return baton.Errorf(baton.EInternal, "advancer returned outcome %q", p.Outcome)
+			return nil, baton.Errorf(baton.EInternal, "advancer returned outcome %q", p.Outcome)
 		}
 		comp.Result.Outcome = p.Outcome
 	}
@@ -191,7 +206,7 @@ func (c *Controller) plan(ctx context.Context, comp *queue.Completion) error {
 	}
 	comp.FollowUps = p.FollowUps
 	comp.Outbox = p.Outbox
-	return nil
+	return adv, nil
 }
 
 func (c *Controller) hasAdvancers() bool {

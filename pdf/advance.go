@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	baton "github.com/batonhq/baton"
 	"github.com/batonhq/baton/controller"
@@ -62,11 +61,11 @@ type Advancer struct {
 	store   queue.Store
 
 	mu      sync.Mutex
-	advised chan struct{} // closed and replaced after every Advance
+	advised chan struct{} // closed and replaced after every applied result
 }
 
-// advisedCh returns a channel closed after the next Advance: a result of
-// some render is about to be applied (GET .../result?wait= waits on it).
+// advisedCh returns a channel closed after the next applied result of a
+// render (GET .../result?wait= waits on it).
 func (a *Advancer) advisedCh() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -76,7 +75,9 @@ func (a *Advancer) advisedCh() <-chan struct{} {
 	return a.advised
 }
 
-func (a *Advancer) broadcast() {
+// Applied implements controller.AppliedNotifier: the result of a render
+// was applied, so a long-polling GET .../result?wait= re-reads its task.
+func (a *Advancer) Applied(string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.advised != nil {
@@ -85,29 +86,10 @@ func (a *Advancer) broadcast() {
 	}
 }
 
-// signal wakes the waiters once the controller applied the result of task
-// id (Advance runs just before): it watches the store for the end of the
-// attempt for up to 5s.
-func (a *Advancer) signal(id string, attempts int) {
-	if a.store == nil {
-		a.broadcast()
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		for d := time.Millisecond; ctx.Err() == nil; d = min(2*d, 50*time.Millisecond) {
-			ti, err := a.store.Get(ctx, id)
-			if err != nil || ti.Status != baton.StateProcessing || ti.Attempts != attempts {
-				break
-			}
-			time.Sleep(d)
-		}
-		a.broadcast()
-	}()
-}
-
-var _ controller.Advancer = (*Advancer)(nil)
+var (
+	_ controller.Advancer        = (*Advancer)(nil)
+	_ controller.AppliedNotifier = (*Advancer)(nil)
+)
 
 // NewAdvancer returns the PDF advancer; m may be nil. store is read for
 // the previous attempt's result when the controller hands Advance a task
@@ -116,7 +98,6 @@ func NewAdvancer(m *Metrics, store queue.Store) *Advancer { return &Advancer{met
 
 // Advance implements controller.Advancer.
 func (a *Advancer) Advance(ctx context.Context, t baton.TaskInfo, res baton.Result) (controller.Plan, error) {
-	defer a.signal(t.ID, t.Attempts)
 	d := parseData(res.Data)
 	switch res.Outcome {
 	case baton.OutcomePass:

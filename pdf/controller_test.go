@@ -45,3 +45,42 @@ func TestPoisonThroughController(t *testing.T) {
 	}
 	t.Fatal("never ended")
 }
+
+// A long-polling result read is woken when the controller applied a
+// render's result, and not by a result the store refused (a stale lease).
+func TestAppliedWakesWaiters(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqliteq.Open(ctx, filepath.Join(t.TempDir(), "q.db"), sqliteq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	c, _ := controller.New(controller.Config{Store: st})
+	adv := NewAdvancer(nil, st)
+	c.Handle("pdf.", adv)
+	c.Enqueue(ctx, []queue.NewTask{{ID: "T1", Type: TypeRender, Queue: QueueFast, Payload: json.RawMessage(`{}`), MaxAttempts: 3}})
+	ts, err := c.Claim(ctx, baton.ClaimRequest{WorkerID: "w", Max: 1, WaitMs: 1000})
+	if err != nil || len(ts) == 0 {
+		t.Fatalf("claim: %v", err)
+	}
+	woke := adv.advisedCh()
+	if err := c.Result(ctx, "T1", baton.Result{LeaseToken: "stale", Outcome: baton.OutcomePass}); err == nil {
+		t.Fatal("a result with a stale lease token was accepted")
+	}
+	select {
+	case <-woke:
+		t.Fatal("a refused result woke the waiters")
+	default:
+	}
+	if err := c.Result(ctx, "T1", baton.Result{LeaseToken: ts[0].LeaseToken, Outcome: baton.OutcomePass}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	default:
+		t.Fatal("the applied result did not wake the waiters")
+	}
+	if ti, _ := st.Get(ctx, "T1"); ti.Status != baton.StateCompleted {
+		t.Fatalf("task is %s, want completed", ti.Status)
+	}
+}
