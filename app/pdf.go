@@ -78,11 +78,7 @@ func (c PDFConfig) poolConfig() chromium.Config {
 // own browsers (started on the first render), PDFs uploaded through the
 // controller's artifact route under the task's lease token.
 func RemotePDF(c PDFConfig, egressAllow string, api *httpapi.Client, log *slog.Logger) (*pdf.Renderer, error) {
-	allow, err := egress.ParseAllowList(egressAllow)
-	if err != nil {
-		return nil, fmt.Errorf("--egress-allow: %w", err)
-	}
-	policy, err := egress.NewPolicy(egress.Config{Allow: allow})
+	policy, err := pdfPolicy(egressAllow)
 	if err != nil {
 		return nil, err
 	}
@@ -92,19 +88,25 @@ func RemotePDF(c PDFConfig, egressAllow string, api *httpapi.Client, log *slog.L
 	})
 }
 
+// pdfPolicy is the egress policy of clients' pages and callbacks: the
+// default refusals, minus the --egress-allow list.
+func pdfPolicy(egressAllow string) (*egress.Policy, error) {
+	allow, err := egress.ParseAllowList(egressAllow)
+	if err != nil {
+		return nil, fmt.Errorf("--egress-allow: %w", err)
+	}
+	return egress.NewPolicy(egress.Config{Allow: allow})
+}
+
 // openPDF builds the PDF service: its Advancer, API routes and outbox
 // consumer, and — when this controller runs in-process workers — the
 // renderer (egress proxy now, browsers on the first render). It needs
 // openPipeline's main DB and relay.
 func (a *App) openPDF(ctx context.Context) error {
 	cfg := a.cfg
-	allow, err := egress.ParseAllowList(cfg.EgressAllow)
-	if err != nil {
-		return fmt.Errorf("--egress-allow: %w", err)
-	}
 	// Its own policy: --sandbox widens the checks' policy to loopback, but
 	// never what a client's page or callback may reach.
-	policy, err := egress.NewPolicy(egress.Config{Allow: allow})
+	policy, err := pdfPolicy(cfg.EgressAllow)
 	if err != nil {
 		return err
 	}
