@@ -281,7 +281,7 @@ func TestArtifactUploadUnderLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info["size"].(float64) != 14 || len(info["sha256"].(string)) != 64 {
+	if info.Size != 14 || len(info.SHA256) != 64 {
 		t.Fatalf("upload answer %v", info)
 	}
 	// Over the 1 KiB limit of this test server.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	baton "github.com/batonhq/baton"
+	"github.com/batonhq/baton/artifact"
 	"github.com/batonhq/baton/controller"
 	"github.com/batonhq/baton/queue"
 )
@@ -152,15 +153,16 @@ func (c *Client) Release(ctx context.Context, id string, req baton.ReleaseReques
 	return c.Do(ctx, http.MethodPost, "/api/worker/tasks/"+url.PathEscape(id)+"/release", req, nil)
 }
 
-// Upload sends an artifact for a task the caller holds the lease of.
-func (c *Client) Upload(ctx context.Context, id, leaseToken string, r io.Reader) (map[string]any, error) {
+// Upload sends an artifact for a task the caller holds the lease of and
+// returns its size and digest as the controller stored it.
+func (c *Client) Upload(ctx context.Context, id, leaseToken string, r io.Reader) (artifact.Info, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.Base+"/api/worker/tasks/"+url.PathEscape(id)+"/artifact", r)
 	if err != nil {
-		return nil, err
+		return artifact.Info{}, err
 	}
 	req.Header.Set("X-Lease-Token", leaseToken)
 	req.Header.Set("Content-Type", "application/octet-stream")
-	var out map[string]any
+	var out artifact.Info
 	return out, c.send(req, &out)
 }
 

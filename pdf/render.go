@@ -50,14 +50,9 @@ type HTTPUploader struct {
 
 // Upload implements Uploader.
 func (u HTTPUploader) Upload(ctx context.Context, taskID, leaseToken string, pdf []byte) (artifact.Info, error) {
-	out, err := u.API.Upload(ctx, taskID, leaseToken, bytes.NewReader(pdf))
+	info, err := u.API.Upload(ctx, taskID, leaseToken, bytes.NewReader(pdf))
 	if err != nil {
 		return artifact.Info{}, err
-	}
-	info := artifact.Info{}
-	info.SHA256, _ = out["sha256"].(string)
-	if n, ok := out["size"].(float64); ok {
-		info.Size = int64(n)
 	}
 	if info.SHA256 == "" {
 		return artifact.Info{}, errors.New("artifact upload: the controller answered no sha256")
