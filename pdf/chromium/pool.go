@@ -413,26 +413,11 @@ func (p *Pool) stopProc(b *browserProc) {
 	p.mu.Unlock()
 }
 
-// checkAll probes every instance and samples its memory.
-func (p *Pool) checkAll() {
+// serving returns the instances whose current browser is running and not
+// waiting for a restart, with that browser.
+func (p *Pool) serving() ([]*instance, []*browserProc) {
 	p.mu.Lock()
-	insts := make([]*instance, 0, len(p.insts))
-	procs := make([]*browserProc, 0, len(p.insts))
-	for _, inst := range p.insts {
-		if inst.b != nil && inst.pending == "" {
-			insts = append(insts, inst)
-			procs = append(procs, inst.b)
-		}
-	}
-	p.mu.Unlock()
-	for i, inst := range insts {
-		p.check(inst, procs[i])
-	}
-}
-
-// sampleAll measures the memory of every busy-or-idle current browser.
-func (p *Pool) sampleAll() {
-	p.mu.Lock()
+	defer p.mu.Unlock()
 	insts := make([]*instance, 0, len(p.insts))
 	procs := make([]*browserProc, 0, len(p.insts))
 	for _, inst := range p.insts {
@@ -441,7 +426,20 @@ func (p *Pool) sampleAll() {
 			procs = append(procs, inst.b)
 		}
 	}
-	p.mu.Unlock()
+	return insts, procs
+}
+
+// checkAll probes every serving instance and samples its memory.
+func (p *Pool) checkAll() {
+	insts, procs := p.serving()
+	for i, inst := range insts {
+		p.check(inst, procs[i])
+	}
+}
+
+// sampleAll measures the memory of every serving browser.
+func (p *Pool) sampleAll() {
+	insts, procs := p.serving()
 	for i, inst := range insts {
 		p.sampleMemory(inst, procs[i])
 	}
