@@ -612,18 +612,21 @@ type pageState struct {
 // addOrigin remembers the origin of an http(s) URL the page used, for the
 // warm page's cleanup.
 func (s *pageState) addOrigin(u string) {
-	o := originOf(u)
-	if o == "" {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.addOriginLocked(u)
+}
+
+// addOriginLocked is addOrigin with s.mu held (at most 1000 origins).
+func (s *pageState) addOriginLocked(u string) {
+	o := originOf(u)
+	if o == "" || len(s.origins) >= 1000 {
+		return
+	}
 	if s.origins == nil {
 		s.origins = make(map[string]bool)
 	}
-	if len(s.origins) < 1000 {
-		s.origins[o] = true
-	}
+	s.origins[o] = true
 }
 
 func (s *pageState) originList() []string {
@@ -677,12 +680,7 @@ func (s *pageState) onEvent(ev any) {
 	case *network.EventRequestWillBeSent:
 		if len(s.urls) < 5000 && ev.Request != nil {
 			s.urls[ev.RequestID] = ev.Request.URL
-			if o := originOf(ev.Request.URL); o != "" && len(s.origins) < 1000 {
-				if s.origins == nil {
-					s.origins = make(map[string]bool)
-				}
-				s.origins[o] = true
-			}
+			s.addOriginLocked(ev.Request.URL)
 		}
 	case *network.EventResponseReceived:
 		if ev.Type == network.ResourceTypeDocument && string(ev.RequestID) == string(ev.LoaderID) {
