@@ -106,7 +106,7 @@ type App struct {
 	PDF *pdf.Service
 
 	closers   []func() error
-	sweepStop chan struct{}
+	stopSweep context.CancelFunc // ends sweepArtifacts
 
 	ln       net.Listener
 	srv      *http.Server
@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = Builtins()
 	}
-	a := &App{cfg: cfg, log: cfg.Logger, sweepStop: make(chan struct{})}
+	a := &App{cfg: cfg, log: cfg.Logger, stopSweep: func() {}}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir %s (--data-dir): %w", cfg.DataDir, err)
 	}
@@ -213,8 +213,10 @@ func (a *App) Start(ctx context.Context) error {
 	a.ln = ln
 	a.Ctrl.Start(context.WithoutCancel(ctx))
 	a.Relay.Start(context.WithoutCancel(ctx))
+	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopSweep = stopSweep
 	a.wg.Add(1)
-	go func() { defer a.wg.Done(); a.sweepArtifacts() }()
+	go func() { defer a.wg.Done(); a.sweepArtifacts(sweepCtx) }()
 	a.srv = &http.Server{
 		Handler:           a.API,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -275,7 +277,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 		if a.UI != nil {
 			_ = a.UI.Close()
 		}
-		close(a.sweepStop)
+		a.stopSweep()
 		if a.Pipeline != nil {
 			a.Pipeline.Stop()
 		}
@@ -356,13 +358,10 @@ func openArtifacts(ctx context.Context, cfg Config) (artifact.Store, error) {
 }
 
 // sweepArtifacts deletes uploads older than ArtifactRetention, hourly,
-// until shutdown, so the artifact store does not grow forever.
-func (a *App) sweepArtifacts() {
+// until ctx ends at shutdown, so the artifact store does not grow forever.
+func (a *App) sweepArtifacts(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-a.sweepStop; cancel() }()
 	for {
 		if n, err := a.Artifacts.Sweep(ctx, time.Now().Add(-ArtifactRetention)); err != nil && ctx.Err() == nil {
 			a.log.Warn("sweep artifacts", "err", err)
@@ -370,7 +369,7 @@ func (a *App) sweepArtifacts() {
 			a.log.Info("swept artifacts", "tasks", n)
 		}
 		select {
-		case <-a.sweepStop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
